@@ -1,0 +1,8 @@
+//! # ninfer
+//!
+//! Facade of the NInfer numeric-formats reference implementation: re-exports [`ninfer_core`]
+//! (registry, words, schemes, canonical encoder, layouts) and hosts the command-line tool, the
+//! cross-crate conformance tests and the benches.
+
+pub use ninfer_core as core;
+pub use ninfer_core::{encode, error, layout, registry, scheme, tables, word};

@@ -1,0 +1,2 @@
+//! `ninfer`: placeholder main until the CLI lands.
+fn main() {}
