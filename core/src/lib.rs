@@ -23,6 +23,25 @@
 #[cfg(test)]
 extern crate std;
 
+/// Test helpers. Powers of two are built by exact doubling/halving rather than `powi`, whose
+/// result Miri deliberately perturbs (it is not an IEEE basic operation).
+#[cfg(test)]
+pub(crate) mod testutil {
+    /// 2^e as f64, exact for every e in the f64 range.
+    pub fn p2(e: i32) -> f64 {
+        let mut x = 1.0f64;
+        for _ in 0..e.unsigned_abs() {
+            x = if e > 0 { x * 2.0 } else { x * 0.5 };
+        }
+        x
+    }
+
+    /// 2^e as f32, exact for every e in the f32 range (subnormals included).
+    pub fn p2f(e: i32) -> f32 {
+        p2(e) as f32
+    }
+}
+
 pub mod encode;
 pub mod error;
 pub mod layout;

@@ -344,7 +344,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200_000))]
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 200_000 }))]
 
         #[test]
         fn mul_matches_hardware_on_raw_bits(a in any::<u32>(), b in any::<u32>()) {
@@ -358,7 +358,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(40_000))]
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 40_000 }))]
 
         #[test]
         fn mul_matches_hardware_near_subnormal_and_overflow_boundaries(

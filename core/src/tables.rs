@@ -76,8 +76,8 @@ mod tests {
         let m = (w & 7) as f64;
         match (e, w & 7) {
             (15, 7) => None,
-            (0, _) => Some(sign * m * 2f64.powi(-9)),
-            _ => Some(sign * (1.0 + m / 8.0) * 2f64.powi(e - 7)),
+            (0, _) => Some(sign * m * crate::testutil::p2(-9)),
+            _ => Some(sign * (1.0 + m / 8.0) * crate::testutil::p2(e - 7)),
         }
     }
 
@@ -88,7 +88,7 @@ mod tests {
         sign * if e == 0 {
             m * 0.5
         } else {
-            (1.0 + m / 2.0) * 2f64.powi(e - 1)
+            (1.0 + m / 2.0) * crate::testutil::p2(e - 1)
         }
     }
 
@@ -114,9 +114,9 @@ mod tests {
         // Spot values: max normal 448, min subnormal 2^-9, 0x80 is -0.
         assert_eq!(E4M3FN_TO_F32[0x7e], 448.0);
         assert_eq!(E4M3FN_TO_F32[0xfe], -448.0);
-        assert_eq!(E4M3FN_TO_F32[0x01], 2f32.powi(-9));
+        assert_eq!(E4M3FN_TO_F32[0x01], crate::testutil::p2f(-9));
         assert_eq!(E4M3FN_TO_F32_BITS[0x80], 0x8000_0000);
-        assert_eq!(E4M3FN_TO_F32[0x08], 2f32.powi(-6));
+        assert_eq!(E4M3FN_TO_F32[0x08], crate::testutil::p2f(-6));
     }
 
     #[test]

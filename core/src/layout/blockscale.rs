@@ -5,7 +5,9 @@
 //! (`Np = align(N, 128)`, `Sb = Kp / 16`) in the 128x4 tile order of Blackwell block-scaled GEMMs
 //! ([`scale_index`]). Divisor plane at `align(scale_offset + Np * Sb, 128)`: the FP32 word d_w.
 
-use super::{add, align_up, check_range, check_rows, expect_buf, expect_payload, mul, zeros, LayoutError, PLANE_ALIGN};
+use super::{
+    add, align_up, check_range, check_rows, expect_buf, expect_payload, mul, zeros, LayoutError, PLANE_ALIGN,
+};
 use crate::error::ValueError;
 use crate::scheme::nvfp4::{reconstruct, validate_by, BLOCK};
 
@@ -58,7 +60,17 @@ impl BlockscaleGeom {
         let scale_end = tryc!(add(scale_offset, tryc!(mul(np, sb))));
         let divisor_offset = tryc!(align_up(scale_end, PLANE_ALIGN));
         let len = tryc!(add(divisor_offset, 4));
-        Ok(BlockscaleGeom { n, k, kp, sb, np, nkt: sb / 4, scale_offset, divisor_offset, len })
+        Ok(BlockscaleGeom {
+            n,
+            k,
+            kp,
+            sb,
+            np,
+            nkt: sb / 4,
+            scale_offset,
+            divisor_offset,
+            len,
+        })
     }
 
     /// Logical scales per row, `K / 16`.
@@ -130,7 +142,11 @@ impl BlockscaleGeom {
                 }
             }
         }
-        zeros(payload, self.scale_offset + self.np * self.sb, self.divisor_offset)
+        zeros(
+            payload,
+            self.scale_offset + self.np * self.sb,
+            self.divisor_offset,
+        )
     }
 }
 
@@ -260,10 +276,18 @@ impl<'a> Nvfp4Tensor<'a> {
 
     /// Re-pack the listed rows into a new payload of geometry `target` (`target.n == rows.len()`,
     /// same K): code rows copied, scales re-swizzled for the new `Np`, divisor copied.
-    pub fn gather_pack(&self, rows: &[usize], target: &BlockscaleGeom, out: &mut [u8]) -> Result<(), LayoutError> {
+    pub fn gather_pack(
+        &self,
+        rows: &[usize],
+        target: &BlockscaleGeom,
+        out: &mut [u8],
+    ) -> Result<(), LayoutError> {
         check_rows(rows, self.n)?;
         if target.k != self.k || target.n != rows.len() {
-            return Err(LayoutError::BufferLength { expected: target.n, actual: rows.len() });
+            return Err(LayoutError::BufferLength {
+                expected: target.n,
+                actual: rows.len(),
+            });
         }
         expect_payload(out.len(), target.len)?;
         out.fill(0);
@@ -281,6 +305,12 @@ impl<'a> Nvfp4Tensor<'a> {
     /// The value validator (section 3.3): divisor finite and positive, block scales sign-zero
     /// finite, code words within 4 bits (always true for stored nibbles).
     pub fn validate_values(&self) -> Result<(), ValueError> {
-        validate_by(self.n, self.k, |r, k| self.code(r, k), |r, kb| self.scale(r, kb), self.divisor)
+        validate_by(
+            self.n,
+            self.k,
+            |r, k| self.code(r, k),
+            |r, kb| self.scale(r, kb),
+            self.divisor,
+        )
     }
 }

@@ -63,7 +63,15 @@ impl ContiguousGeom {
         let rows = shape.first().copied().unwrap_or(1);
         let numel = mul(rows, row_len)?;
         let len = mul(numel, width)?;
-        Ok(ContiguousGeom { format, width, numel, rows, row_len, rank: shape.len(), len })
+        Ok(ContiguousGeom {
+            format,
+            width,
+            numel,
+            rows,
+            row_len,
+            rank: shape.len(),
+            len,
+        })
     }
 
     fn check_words(&self, n: usize, is_u16: bool) -> Result<(), LayoutError> {
@@ -165,7 +173,10 @@ impl ContiguousGeom {
         let rb = self.row_len * self.width;
         for (i, &r) in rows.iter().enumerate() {
             let src = &payload[r * rb..(r + 1) * rb];
-            for (o, b) in out[i * self.row_len..(i + 1) * self.row_len].iter_mut().zip(src.chunks_exact(self.width)) {
+            for (o, b) in out[i * self.row_len..(i + 1) * self.row_len]
+                .iter_mut()
+                .zip(src.chunks_exact(self.width))
+            {
                 *o = self.word_f32(b);
             }
         }

@@ -196,20 +196,56 @@ impl Geometry {
     /// The planes in payload order; unused entries of the array are `None`.
     pub const fn planes(&self) -> [Option<Plane>; 3] {
         match self {
-            Geometry::Contiguous(g) => [Some(Plane { name: "words", offset: 0, len: g.len }), None, None],
+            Geometry::Contiguous(g) => [
+                Some(Plane {
+                    name: "words",
+                    offset: 0,
+                    len: g.len,
+                }),
+                None,
+                None,
+            ],
             Geometry::RowSplit(g) => [
-                Some(Plane { name: "codes", offset: 0, len: g.n * g.row_code_bytes }),
-                Some(Plane { name: "scales", offset: g.scale_offset, len: 2 * g.n * g.gp }),
+                Some(Plane {
+                    name: "codes",
+                    offset: 0,
+                    len: g.n * g.row_code_bytes,
+                }),
+                Some(Plane {
+                    name: "scales",
+                    offset: g.scale_offset,
+                    len: 2 * g.n * g.gp,
+                }),
                 None,
             ],
             Geometry::Blockscale(g) => [
-                Some(Plane { name: "codes", offset: 0, len: g.n * g.kp / 2 }),
-                Some(Plane { name: "scales", offset: g.scale_offset, len: g.np * g.sb }),
-                Some(Plane { name: "divisor", offset: g.divisor_offset, len: 4 }),
+                Some(Plane {
+                    name: "codes",
+                    offset: 0,
+                    len: g.n * g.kp / 2,
+                }),
+                Some(Plane {
+                    name: "scales",
+                    offset: g.scale_offset,
+                    len: g.np * g.sb,
+                }),
+                Some(Plane {
+                    name: "divisor",
+                    offset: g.divisor_offset,
+                    len: 4,
+                }),
             ],
             Geometry::RowScale(g) => [
-                Some(Plane { name: "codes", offset: 0, len: g.n * g.k }),
-                Some(Plane { name: "scales", offset: g.scale_offset, len: 2 * g.n }),
+                Some(Plane {
+                    name: "codes",
+                    offset: 0,
+                    len: g.n * g.k,
+                }),
+                Some(Plane {
+                    name: "scales",
+                    offset: g.scale_offset,
+                    len: 2 * g.n,
+                }),
                 None,
             ],
         }
@@ -261,7 +297,13 @@ impl TensorDesc {
                 Geometry::RowScale(row_scale::RowScaleGeom::new(n, k)?)
             }
         };
-        Ok(TensorDesc { format, layout, rank: shape.len() as u8, dims, geometry })
+        Ok(TensorDesc {
+            format,
+            layout,
+            rank: shape.len() as u8,
+            dims,
+            geometry,
+        })
     }
 
     /// Build a descriptor for `format` in its one registered layout.
@@ -377,7 +419,9 @@ impl TensorDesc {
         match (&self.geometry, target.geometry) {
             (Geometry::Contiguous(g), _) => g.gather_pack(payload, rows, out),
             (Geometry::RowSplit(g), Geometry::RowSplit(t)) => g.tensor(payload)?.gather_pack(rows, &t, out),
-            (Geometry::Blockscale(g), Geometry::Blockscale(t)) => g.tensor(payload)?.gather_pack(rows, &t, out),
+            (Geometry::Blockscale(g), Geometry::Blockscale(t)) => {
+                g.tensor(payload)?.gather_pack(rows, &t, out)
+            }
             (Geometry::RowScale(g), Geometry::RowScale(t)) => g.tensor(payload)?.gather_pack(rows, &t, out),
             _ => Err(LayoutError::UnsupportedPair),
         }
@@ -411,7 +455,10 @@ impl fmt::Display for ValidateError {
 /// Check a gather's indices against `n` rows.
 pub(crate) fn check_rows(rows: &[usize], n: usize) -> Result<(), LayoutError> {
     match rows.iter().position(|&r| r >= n) {
-        Some(position) => Err(LayoutError::RowOutOfRange { position, row: rows[position] }),
+        Some(position) => Err(LayoutError::RowOutOfRange {
+            position,
+            row: rows[position],
+        }),
         None => Ok(()),
     }
 }
@@ -419,7 +466,10 @@ pub(crate) fn check_rows(rows: &[usize], n: usize) -> Result<(), LayoutError> {
 /// Check a view's row range `r0..r1` against `n` rows.
 pub(crate) fn check_range(r0: usize, r1: usize, n: usize) -> Result<(), LayoutError> {
     if r0 > r1 || r1 > n {
-        Err(LayoutError::RowOutOfRange { position: 0, row: if r1 > n { r1 } else { r0 } })
+        Err(LayoutError::RowOutOfRange {
+            position: 0,
+            row: if r1 > n { r1 } else { r0 },
+        })
     } else {
         Ok(())
     }

@@ -2,7 +2,9 @@
 //! bytes. Scale plane at `align(N * K, 128)`: N little-endian BF16 words. No padding inside a
 //! plane; only the gap between the planes must be zero.
 
-use super::{add, align_up, check_range, check_rows, expect_buf, expect_payload, mul, zeros, LayoutError, PLANE_ALIGN};
+use super::{
+    add, align_up, check_range, check_rows, expect_buf, expect_payload, mul, zeros, LayoutError, PLANE_ALIGN,
+};
 use crate::error::ValueError;
 use crate::scheme::fp8_row::{reconstruct, validate_by};
 
@@ -27,7 +29,12 @@ impl RowScaleGeom {
         }
         let scale_offset = tryc!(align_up(tryc!(mul(n, k)), PLANE_ALIGN));
         let len = tryc!(add(scale_offset, tryc!(mul(n, 2))));
-        Ok(RowScaleGeom { n, k, scale_offset, len })
+        Ok(RowScaleGeom {
+            n,
+            k,
+            scale_offset,
+            len,
+        })
     }
 
     /// Borrow a payload of exactly [`RowScaleGeom::len`] bytes as a tensor.
@@ -156,10 +163,18 @@ impl<'a> Fp8RowTensor<'a> {
     }
 
     /// Copy the listed rows into a new payload of geometry `target` (`target.n == rows.len()`).
-    pub fn gather_pack(&self, rows: &[usize], target: &RowScaleGeom, out: &mut [u8]) -> Result<(), LayoutError> {
+    pub fn gather_pack(
+        &self,
+        rows: &[usize],
+        target: &RowScaleGeom,
+        out: &mut [u8],
+    ) -> Result<(), LayoutError> {
         check_rows(rows, self.n)?;
         if target.k != self.k || target.n != rows.len() {
-            return Err(LayoutError::BufferLength { expected: target.n, actual: rows.len() });
+            return Err(LayoutError::BufferLength {
+                expected: target.n,
+                actual: rows.len(),
+            });
         }
         expect_payload(out.len(), target.len)?;
         out.fill(0);

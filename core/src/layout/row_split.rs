@@ -8,7 +8,9 @@
 //! `Gp = Kp / G` binary16 words, little-endian. Positions k >= K hold code 0; groups wholly in
 //! k >= K hold scale 0x0000.
 
-use super::{add, align_up, check_range, check_rows, expect_buf, expect_payload, mul, zeros, LayoutError, PLANE_ALIGN};
+use super::{
+    add, align_up, check_range, check_rows, expect_buf, expect_payload, mul, zeros, LayoutError, PLANE_ALIGN,
+};
 use crate::encode::{encode_with, GroupFn, Source};
 use crate::error::{EncodeError, EncodeErrorKind, ValueError};
 use crate::registry::Grouped;
@@ -149,7 +151,12 @@ impl RowSplitGeom {
             }
             let (row, k) = (i / self.k, i % self.k);
             let c0 = row * self.row_code_bytes + (k / CHUNK) * chunk_bytes(g);
-            put_word(g, &mut out[c0..c0 + chunk_bytes(g)], k % CHUNK, word_from_code(g, q));
+            put_word(
+                g,
+                &mut out[c0..c0 + chunk_bytes(g)],
+                k % CHUNK,
+                word_from_code(g, q),
+            );
         }
         for row in 0..self.n {
             for grp in 0..self.groups {
@@ -174,7 +181,11 @@ impl RowSplitGeom {
                 for i in self.k % CHUNK..CHUNK {
                     if get_word(g, chunk, i) != 0 {
                         let (lo, hi) = word_bytes(g, i);
-                        let off = if get_word(g, chunk, i) & 0x0f != 0 || hi.is_none() { lo } else { hi.unwrap_or(lo) };
+                        let off = if get_word(g, chunk, i) & 0x0f != 0 || hi.is_none() {
+                            lo
+                        } else {
+                            hi.unwrap_or(lo)
+                        };
                         return Err(LayoutError::NonZeroPadding { offset: c0 + off });
                     }
                 }
@@ -329,10 +340,18 @@ impl<'a> RowSplitTensor<'a> {
 
     /// Copy the listed rows' code and scale ranges into a new payload of geometry `target`
     /// (`target.n == rows.len()`, same scheme and K).
-    pub fn gather_pack(&self, rows: &[usize], target: &RowSplitGeom, out: &mut [u8]) -> Result<(), LayoutError> {
+    pub fn gather_pack(
+        &self,
+        rows: &[usize],
+        target: &RowSplitGeom,
+        out: &mut [u8],
+    ) -> Result<(), LayoutError> {
         check_rows(rows, self.geom.n)?;
         if target.scheme != self.geom.scheme || target.k != self.geom.k || target.n != rows.len() {
-            return Err(LayoutError::BufferLength { expected: target.n, actual: rows.len() });
+            return Err(LayoutError::BufferLength {
+                expected: target.n,
+                actual: rows.len(),
+            });
         }
         expect_payload(out.len(), target.len)?;
         out.fill(0);
@@ -349,6 +368,12 @@ impl<'a> RowSplitTensor<'a> {
     /// code intervals (W8 0x80 invalid), and all-zero codes in a zero-scale group. Reports the
     /// first offender (row, group, element).
     pub fn validate_values(&self) -> Result<(), ValueError> {
-        validate_by(self.geom.scheme, self.geom.n, self.geom.k, |r, k| self.code(r, k), |r, g| self.scale(r, g))
+        validate_by(
+            self.geom.scheme,
+            self.geom.n,
+            self.geom.k,
+            |r, k| self.code(r, k),
+            |r, g| self.scale(r, g),
+        )
     }
 }

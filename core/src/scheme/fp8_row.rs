@@ -109,6 +109,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn row_scale_validity_over_all_65536_bf16_words() {
         for s in 0..=u16::MAX {
             let v = bf16_to_f32_exact(s);

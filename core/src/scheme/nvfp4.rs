@@ -151,6 +151,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn reconstruction_is_the_correctly_rounded_divisor_equation() {
         // Correct rounding of num / d, checked without double rounding: `got` must be at least
         // as close to num / d as both binary32 neighbours, i.e. minimise |y * d - num| (f64

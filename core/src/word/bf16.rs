@@ -50,6 +50,7 @@ mod tests {
     use half::bf16;
 
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn exact_expansion_matches_half_for_all_65536_words() {
         for w in 0..=u16::MAX {
             let ours = bf16_to_f32_exact(w).to_bits();
@@ -64,6 +65,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn every_word_round_trips_bit_for_bit_including_nan_payloads() {
         for w in 0..=u16::MAX {
             let back = f32_to_bf16_rne(bf16_to_f32_exact(w));
@@ -77,6 +79,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn rne_matches_half_at_every_midpoint() {
         for w in 0..0x7f7fu16 {
             for sign in [0u32, 0x8000_0000] {
@@ -106,7 +109,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 20_000 }))]
         #[test]
         fn rne_matches_half_on_raw_bits(bits in proptest::prelude::any::<u32>()) {
             let x = f32::from_bits(bits);

@@ -50,22 +50,24 @@ mod tests {
             assert_eq!(fp32_to_le(fp32_from_le(bits.to_le_bytes())), bits.to_le_bytes());
             assert_eq!(fp32_from_le(bits.to_le_bytes()).to_bits(), bits);
         }
-        assert_eq!(f32::from_bits(0x0000_0001) as f64, 2f64.powi(-149));
+        assert_eq!(f32::from_bits(0x0000_0001) as f64, crate::testutil::p2(-149));
     }
 
     #[test]
     fn f64_source_rounds_to_nearest_even_and_rejects_non_finite() {
         // 1 + 2^-24 is the tie between 1 and 1 + 2^-23: even is 1.
-        assert_eq!(f64_to_f32_rne_checked(1.0 + 2f64.powi(-24)), Ok(1.0));
+        assert_eq!(f64_to_f32_rne_checked(1.0 + crate::testutil::p2(-24)), Ok(1.0));
         assert_eq!(
-            f64_to_f32_rne_checked(1.0 + 3.0 * 2f64.powi(-24))
+            f64_to_f32_rne_checked(1.0 + 3.0 * crate::testutil::p2(-24))
                 .unwrap()
                 .to_bits(),
             0x3f80_0002
         );
-        assert_eq!(f64_to_f32_rne_checked(2f64.powi(-150)), Ok(0.0));
+        assert_eq!(f64_to_f32_rne_checked(crate::testutil::p2(-150)), Ok(0.0));
         assert_eq!(
-            f64_to_f32_rne_checked(3.0 * 2f64.powi(-151)).unwrap().to_bits(),
+            f64_to_f32_rne_checked(3.0 * crate::testutil::p2(-151))
+                .unwrap()
+                .to_bits(),
             1
         );
         assert_eq!(f64_to_f32_rne_checked(f64::NAN), Err(ConvertError::NotFinite));
