@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent generator of golden byte vectors for the four registered storage layouts.
 
-Written from /work/shared/spec/layouts.md (bytes) and numeric-formats.txt (numbers) only;
+Written from ../shared/spec/layouts.md (bytes) and numeric-formats.txt (numbers) only;
 it shares no code with the Rust workspace. Every case is built twice over: a vectorised
 numpy packer writes `payload.bin`, and a scalar per-element reader that follows the spec's
 sentences re-reads it and must recover the logical words. Sizes are asserted against the
