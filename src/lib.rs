@@ -6,3 +6,12 @@
 
 pub use ninfer_core as core;
 pub use ninfer_core::{encode, error, layout, registry, scheme, tables, word};
+
+pub mod bench;
+pub mod cli;
+pub mod container;
+pub mod convert;
+pub mod demo;
+pub mod errors;
+pub mod mmap;
+pub mod verify;

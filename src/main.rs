@@ -1,2 +1,4 @@
-//! `ninfer`: placeholder main until the CLI lands.
-fn main() {}
+//! `ninfer`: the command-line tool (see [`ninfer::cli`]).
+fn main() {
+    std::process::exit(ninfer::cli::main());
+}

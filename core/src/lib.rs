@@ -42,6 +42,8 @@ pub(crate) mod testutil {
     }
 }
 
+pub mod container;
+pub mod crc32c;
 pub mod encode;
 pub mod error;
 pub mod layout;

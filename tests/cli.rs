@@ -1,0 +1,287 @@
+//! The `ninfer` binary end to end: convert, inspect (table and JSON), verify against the source,
+//! bench, and the bad-input classes with their exit codes, messages and absent outputs.
+
+use ninfer::demo::{ct_fp8_channel, ct_nvfp4, dense_weights, write_safetensors, Rng, StTensor};
+use safetensors::tensor::Dtype;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ninfer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ninfer"))
+        .args(args)
+        .output()
+        .expect("run ninfer")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    dir: PathBuf,
+    src: PathBuf,
+    recipe: PathBuf,
+}
+
+const RECIPE: &str = r#"name = "cli-fixture"
+
+[[tensor]]
+match = "l.norm"
+format = "BF16"
+
+[[tensor]]
+match = "l.q"
+format = "Q4G64_F16S"
+
+[[tensor]]
+match = "l.up.weight"
+format = "NVFP4"
+
+[[tensor]]
+match = "l.down.weight"
+format = "FP8_E4M3FN_ROW_BF16S"
+
+[[tensor]]
+match = "l.ids"
+format = "I32"
+"#;
+
+fn tensors() -> Vec<StTensor> {
+    let mut rng = Rng::new(11);
+    let q = dense_weights(&mut rng, 4, 130, 0.05);
+    let up = dense_weights(&mut rng, 3, 32, 0.05);
+    let down = dense_weights(&mut rng, 2, 40, 0.05);
+    let (packed, scales, global) = ct_nvfp4(&up, 3, 32);
+    let (codes, rs) = ct_fp8_channel(&down, 2, 40);
+    vec![
+        StTensor::bf16("l.norm", &[16], &[1.0; 16]),
+        StTensor::bf16("l.q", &[4, 130], &q),
+        StTensor::new("l.up.weight_packed", Dtype::U8, &[3, 16], packed),
+        StTensor::new("l.up.weight_scale", Dtype::F8_E4M3, &[3, 2], scales),
+        StTensor::f32("l.up.weight_global_scale", &[1], &[global]),
+        StTensor::new("l.down.weight", Dtype::F8_E4M3, &[2, 40], codes),
+        StTensor::new(
+            "l.down.weight_scale",
+            Dtype::BF16,
+            &[2, 1],
+            rs.iter().flat_map(|s| s.to_le_bytes()).collect(),
+        ),
+        StTensor::new(
+            "l.ids",
+            Dtype::I32,
+            &[3],
+            [7i32, 8, 9].iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ),
+    ]
+}
+
+fn fixture(ts: &[StTensor], recipe: &str) -> Fixture {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_path_buf();
+    let src = dir.join("in.safetensors");
+    write_safetensors(&src, ts, None).unwrap();
+    let rp = dir.join("recipe.toml");
+    std::fs::write(&rp, recipe).unwrap();
+    Fixture {
+        _dir: d,
+        dir,
+        src,
+        recipe: rp,
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn convert(f: &Fixture, out: &Path) -> Output {
+    ninfer(&["convert", s(&f.src), s(out), "--recipe", s(&f.recipe), "--quiet"])
+}
+
+fn assert_refused(o: &Output, out: &Path, tensor: &str, phrase: &str) {
+    let (so, se) = text(o);
+    assert_eq!(o.status.code(), Some(1), "stdout {so}\nstderr {se}");
+    assert!(
+        se.contains(&format!("tensor `{tensor}`")),
+        "stderr does not name `{tensor}`: {se}"
+    );
+    assert!(se.contains(phrase), "stderr lacks `{phrase}`: {se}");
+    assert!(!out.exists(), "output file exists after a failure");
+    for e in std::fs::read_dir(out.parent().unwrap()).unwrap() {
+        let n = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!n.ends_with(".partial"), "temporary file left: {n}");
+    }
+}
+
+#[test]
+fn convert_inspect_verify_bench_round_trip() {
+    let f = fixture(&tensors(), RECIPE);
+    let out = f.dir.join("m.ninfer");
+    let o = convert(&f, &out);
+    let (so, se) = text(&o);
+    assert!(o.status.success(), "{so}{se}");
+    assert!(so.contains("5 tensors"), "{so}");
+
+    let o = ninfer(&["inspect", s(&out)]);
+    let (so, _) = text(&o);
+    assert!(o.status.success());
+    for needle in [
+        "l.up.weight",
+        "NVFP4",
+        "blockscale-k16-m128x4-v1",
+        "MAXABS_F16_RECIP_RNE_V1",
+        "copied from source",
+        "recipe:  cli-fixture",
+    ] {
+        assert!(so.contains(needle), "inspect lacks {needle}: {so}");
+    }
+
+    let o = ninfer(&["inspect", s(&out), "--json"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["container_version"], 1);
+    let ts = v["tensors"].as_array().unwrap();
+    assert_eq!(ts.len(), 5);
+    let up = ts.iter().find(|t| t["name"] == "l.up.weight").unwrap();
+    assert_eq!(up["format"], "NVFP4");
+    assert_eq!(up["shape"], serde_json::json!([3, 32]));
+    assert_eq!(up["sources"].as_array().unwrap().len(), 3);
+    assert_eq!(up["payload_offset"].as_u64().unwrap() % 128, 0);
+
+    let o = ninfer(&["verify", s(&out), "--source", s(&f.src)]);
+    let (so, se) = text(&o);
+    assert!(o.status.success(), "{so}{se}");
+    assert!(so.contains("canonical re-encode parity"), "{so}");
+    assert!(so.contains("exact words"), "{so}");
+    assert!(so.contains("verified"), "{so}");
+
+    let o = ninfer(&["verify", s(&out)]);
+    assert!(o.status.success());
+
+    let o = ninfer(&["bench", s(&out), "--seconds", "0.001"]);
+    let (so, se) = text(&o);
+    assert!(o.status.success(), "{se}");
+    assert!(so.contains("Mweights/s") && so.contains("l.q"), "{so}");
+}
+
+#[test]
+fn damaged_artifacts_fail_verify_and_inspect_with_a_named_rule() {
+    let f = fixture(&tensors(), RECIPE);
+    let out = f.dir.join("m.ninfer");
+    assert!(convert(&f, &out).status.success());
+    let good = std::fs::read(&out).unwrap();
+    // Truncated.
+    std::fs::write(&out, &good[..good.len() / 2]).unwrap();
+    let o = ninfer(&["verify", s(&out)]);
+    let (_, se) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(se.contains("truncated"), "{se}");
+    // A flipped bit in a payload names the tensor.
+    let b = ninfer_core::container::Container::open(&good).unwrap();
+    let q = b.find("l.q").unwrap();
+    let mut bad = good.clone();
+    bad[q.payload_offset as usize + 10] ^= 0x40;
+    std::fs::write(&out, &bad).unwrap();
+    let o = ninfer(&["inspect", s(&out)]);
+    let (_, se) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(se.contains("tensor `l.q`") && se.contains("checksum"), "{se}");
+    // Not a container at all.
+    std::fs::write(
+        &out,
+        b"definitely not a container, but long enough to hold a header ......",
+    )
+    .unwrap();
+    let o = ninfer(&["verify", s(&out)]);
+    assert!(text(&o).1.contains("bad magic"));
+    // verify --source detects a source that changed after conversion.
+    std::fs::write(&out, &good).unwrap();
+    let mut ts = tensors();
+    ts[1] = StTensor::bf16("l.q", &[4, 130], &vec![0.125; 520]);
+    write_safetensors(&f.src, &ts, None).unwrap();
+    let o = ninfer(&["verify", s(&out), "--source", s(&f.src)]);
+    let (_, se) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        se.contains("tensor `l.q`") && se.contains("canonical re-encode parity fails"),
+        "{se}"
+    );
+}
+
+#[test]
+fn bad_inputs_exit_nonzero_name_the_tensor_and_write_nothing() {
+    // Non-finite source into the canonical encoder.
+    let mut ts = tensors();
+    let mut q = vec![0.1f32; 520];
+    q[300] = f32::INFINITY;
+    ts[1] = StTensor::bf16("l.q", &[4, 130], &q);
+    let f = fixture(&ts, RECIPE);
+    let out = f.dir.join("m.ninfer");
+    assert_refused(&convert(&f, &out), &out, "l.q", "NaN or infinite");
+
+    // NVFP4 negative block scale and zero divisor.
+    let mut ts = tensors();
+    ts[3].data[1] |= 0x80;
+    let f = fixture(&ts, RECIPE);
+    let out = f.dir.join("m.ninfer");
+    assert_refused(&convert(&f, &out), &out, "l.up.weight", "is negative");
+    let mut ts = tensors();
+    ts[4] = StTensor::f32("l.up.weight_global_scale", &[1], &[0.0]);
+    let f = fixture(&ts, RECIPE);
+    let out = f.dir.join("m.ninfer");
+    assert_refused(&convert(&f, &out), &out, "l.up.weight", "d_w");
+
+    // Lookalike format names are refused at recipe parse time (file-level error, exit 1).
+    let f = fixture(&tensors(), &RECIPE.replace("\"Q4G64_F16S\"", "\"Q4G64_f16s\""));
+    let out = f.dir.join("m.ninfer");
+    let o = convert(&f, &out);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("not a registered canonical format name"));
+    assert!(!out.exists());
+
+    // Unsupported pair: I32 source into a quantized format.
+    let f = fixture(
+        &tensors(),
+        &RECIPE.replace(
+            "match = \"l.ids\"\nformat = \"I32\"",
+            "match = \"l.ids\"\nformat = \"W8G32_F16S\"",
+        ),
+    );
+    let out = f.dir.join("m.ninfer");
+    assert_refused(&convert(&f, &out), &out, "l.ids", "unsupported pair");
+
+    // A tensor no rule covers.
+    let f = fixture(
+        &tensors(),
+        &RECIPE.replace("match = \"l.norm\"", "match = \"l.nrm\""),
+    );
+    let out = f.dir.join("m.ninfer");
+    assert_refused(&convert(&f, &out), &out, "l.norm", "no recipe rule matches");
+
+    // An existing output survives a failed conversion.
+    let mut ts = tensors();
+    ts[4] = StTensor::f32("l.up.weight_global_scale", &[1], &[-1.0]);
+    let f = fixture(&ts, RECIPE);
+    let out = f.dir.join("m.ninfer");
+    std::fs::write(&out, b"keep me").unwrap();
+    let o = convert(&f, &out);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
+
+    // Missing input and a bad command line.
+    let o = ninfer(&[
+        "convert",
+        "/nonexistent/x.safetensors",
+        s(&f.dir.join("o.ninfer")),
+        "--recipe",
+        s(&f.recipe),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).1.contains("/nonexistent/x.safetensors"));
+    let o = ninfer(&["convert", "only-one-path"]);
+    assert_eq!(o.status.code(), Some(2));
+}
