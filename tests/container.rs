@@ -467,6 +467,20 @@ fn writer_streams_validates_and_never_leaves_a_partial_target() {
     let c = Container::open(&b).unwrap();
     assert_eq!(c.find("x").unwrap().payload, &payload[..]);
     no_leftovers(dir.path());
+    // The artifact gets ordinary file permissions (0666 minus the umask), not the temporary
+    // file's private 0600.
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let umask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .map(|v| u32::from_str_radix(v.trim(), 8).unwrap())
+            .unwrap();
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o666 & !umask);
+    }
 }
 
 #[test]

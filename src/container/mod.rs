@@ -129,11 +129,17 @@ impl Writer {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{}.", name.to_string_lossy()))
-            .suffix(".partial")
-            .tempfile_in(&dir)
-            .map_err(|e| Error::io(&dir, e))?;
+        let prefix = format!(".{}.", name.to_string_lossy());
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".partial");
+        // Created like `File::create` would (0666 minus the umask), not tempfile's private 0600,
+        // so the renamed artifact is readable by whoever may read the directory.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let tmp = builder.tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
         let mut out = BufWriter::with_capacity(1 << 20, tmp);
         out.write_all(&[0u8; DATA_START])
             .map_err(|e| Error::io(target, e))?;
