@@ -48,7 +48,7 @@ impl BlockscaleGeom {
         if n == 0 || k == 0 {
             return Err(LayoutError::ZeroDim);
         }
-        if k < BLOCK || k % BLOCK != 0 {
+        if k < BLOCK || !k.is_multiple_of(BLOCK) {
             return Err(LayoutError::KNotMultipleOf16);
         }
         let kp = tryc!(align_up(k, 64));

@@ -44,7 +44,7 @@ pub fn reconstruct(c: u8, s: u8, d_bits: u32) -> f32 {
 /// Check every NVFP4 value rule over a logical `[n, k]` tensor: divisor first, then per row each
 /// block scale before its codes. Fails on K not a multiple of 16 and on code bytes above 0xF.
 pub fn validate(n: usize, k: usize, codes: &[u8], scales: &[u8], d_bits: u32) -> Result<(), ValueError> {
-    if k % BLOCK != 0 {
+    if !k.is_multiple_of(BLOCK) {
         return Err(ValueError::whole(ValueErrorKind::BadShape));
     }
     let sb = k / BLOCK;
@@ -96,7 +96,7 @@ pub fn decode(
     d_bits: u32,
     out: &mut [f32],
 ) -> Result<(), ValueError> {
-    if k % BLOCK != 0 {
+    if !k.is_multiple_of(BLOCK) {
         return Err(ValueError::whole(ValueErrorKind::BadShape));
     }
     let sb = k / BLOCK;
