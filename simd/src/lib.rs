@@ -1,7 +1,362 @@
-//! CPU reference kernels for the NInfer numeric formats.
+//! # ninfer-simd — CPU kernels for the NInfer numeric formats
 //!
-//! Placeholder crate: the `pulp` dequantize, encode and GEMV kernels land with the SIMD issue.
-//! Until then it only re-exports the core so the workspace layout exists.
-#![forbid(unsafe_code)]
+//! Dequantize and GEMV kernels that work **directly on the registered layout bytes**
+//! (`/work/shared/spec/layouts.md`): `row-split-k128-v1` (Q4G64_F16S, Q5G64_F16S, Q6G64_F16S,
+//! W8G32_F16S), `blockscale-k16-m128x4-v1` (NVFP4), `row-scale-v1` (FP8_E4M3FN_ROW_BF16S) and
+//! `contiguous-le-v1` (BF16, FP32). A payload is borrowed as it lies in memory (a mapped
+//! artifact): no load-time repacking, no private layout, no alignment requirement.
+//!
+//! ## Operations
+//!
+//! | function | operation | profile |
+//! |---|---|---|
+//! | [`dequantize_f32`], [`gather_f32`] | rows (a range, or a list for embedding lookups) to f32 | `Exact` |
+//! | [`dequantize_bf16`], [`gather_bf16`] | rows to BF16 words | `Exact` |
+//! | [`gemv`] | `y[N] = W[N, K] x[K]` | `F32` or `I8` |
+//! | [`gemv_batch`] | `Y[B, N]`, row b = `W x_b`, `1 <= B <= `[`MAX_BATCH`] | `F32` or `I8` |
+//!
+//! Every function takes the tensor descriptor (`ninfer_core::layout::TensorDesc`: format,
+//! layout, logical shape), the payload bytes (exactly `desc.payload_len()` bytes; checked) and a
+//! thread count, and detects the instruction set once ([`Isa::detect`]). The same functions
+//! exist as methods of [`Isa`] to run a chosen path (tests, benches, comparisons). Nothing
+//! panics on caller input: lengths, rows, batch sizes and combinations come back as
+//! [`KernelError`].
+//!
+//! ## Compute profiles and their criteria (numeric-formats section 2)
+//!
+//! - **`Exact`** (dequantize, gather): the f32 output is bit-identical to the spec's
+//!   reconstruction as the core oracle computes it (`TensorDesc::decode_f32`, sections 3.1,
+//!   3.3, 3.4, 6.2); the BF16 output is the round-to-nearest-even BF16 word of that exact f32
+//!   value ([`f32_to_bf16_rne`], identical to `ninfer_core::word::bf16::f32_to_bf16_rne`; a NaN
+//!   stays NaN, made quiet). See [`dequant`] for why every ISA agrees.
+//! - **`F32`** (GEMV): f32 activations, f32 products and sums. Per output,
+//!   `|y - y_ref| <= C_F32 * K * 2^-24 * sum_k |w_k x_k|` with [`C_F32`] `= 4`, where `y_ref` is
+//!   the f64 sum of the exactly decoded weights times x ([`criteria::f32_bound`]).
+//! - **`I8`** (GEMV): each activation row is quantized per block of [`I8_BLOCK`] `= 32`
+//!   positions to i8 with an f32 step `d_b = amax_b / 127` (symmetric, RNE,
+//!   `xq = clamp(round_ties_even(x * 127 / amax_b), -127, 127)`); weights' integer codes are
+//!   dotted with `xq` exactly in i32 and each 16-position sub-block is folded in with one float
+//!   multiply-add by `scale * d_b`. Each `x_k` is replaced by `d_b xq_k`, off by at most half a
+//!   step, `amax_b / 254`; hence the criterion, per output,
+//!
+//!   `|y - y_ref| <= (1 + I8_STEP_SLACK) * sum_k |w_k| amax_b(k) / 254
+//!                   + C_I8 * K * 2^-24 * sum_k |w_k| (|x_k| + amax_b(k) / 254)`
+//!
+//!   with [`C_I8`] `= 4` and [`I8_STEP_SLACK`] `= 2^-13` ([`criteria::i8_bound`]; the
+//!   derivation is in [`criteria`]). The profile exists for the formats whose weights are small
+//!   integers times a block scale: Q4/Q5/Q6/W8 (q) and NVFP4 (`2 * e2m1`).
+//!
+//! Both GEMV profiles are deterministic and independent of the thread count: rows are cut into
+//! fixed blocks and every output is computed by one thread with the same code in the same order
+//! (nothing is reduced across threads). Results may differ between instruction sets (different
+//! lane counts, FMA or not), always within the criterion.
+//!
+//! ## The kernel whitelist (sections 2 and 9)
+//!
+//! [`WHITELIST`] is the one explicit table of supported (format, layout, op, profile,
+//! platform) combinations; every call checks it first and a request outside it fails with
+//! [`KernelError::Unsupported`] naming the combination. There is no silent dense fallback.
+//!
+//! | format | layout | dequantize / gather (f32, BF16) | GEMV, batch GEMV |
+//! |---|---|---|---|
+//! | Q4G64_F16S, Q5G64_F16S, Q6G64_F16S, W8G32_F16S | row-split-k128-v1 | Exact | F32, I8 |
+//! | NVFP4 | blockscale-k16-m128x4-v1 | Exact | F32, I8 |
+//! | FP8_E4M3FN_ROW_BF16S | row-scale-v1 | Exact | F32 |
+//! | BF16, FP32 | contiguous-le-v1 | Exact | F32 |
+//! | I32 | contiguous-le-v1 | — | — |
+//!
+//! Every listed row holds on all four platforms: `Scalar`, `X86V3`, `X86V4`, `Neon`.
+//!
+//! ## Dispatch
+//!
+//! One run-time dispatch per call ([`Isa::detect`]): AVX-512 (`pulp::x86::V4`), AVX2 + FMA
+//! (`pulp::x86::V3`), NEON (aarch64), else scalar. The dequantize kernels and the `F32` GEMV
+//! are written once over `pulp::Simd` (`WithSimd`) and monomorphised per token; the `I8`
+//! integer dots are per-ISA intrinsics behind one small trait with a scalar twin (AVX2
+//! `maddubs`/`madd`, AVX-512BW `maddubs`/`madd` with `mask_sub` for the sign, NEON `sdot` or
+//! `smull`/`sadalp`; see `simd/src/gemv/i8.rs`). [`Isa::V3_512b`] runs the 16-lane shapes on AVX2 so
+//! tests cover them on an AVX2-only machine.
+//!
+//! ## Threads
+//!
+//! `threads` is the number of threads a call may use (0 is treated as 1). Work is split over
+//! row blocks with `std::thread::scope`; the calling thread takes the last block.
+//!
+//! ## Tests
+//!
+//! `cargo test -p ninfer-simd` runs every available path ([`Isa::available`]: V4, V3, the
+//! 16-lane V3_512b and Scalar on x86-64) against the core oracle at K = 1, 63, 64, 65, 127, 128,
+//! 129, 4097 (NVFP4: 16, 64, 80, 128, 144, 4112), N = 1, 7, 129, unaligned buffers, B = 1..8 and
+//! 1/2/3 threads. `tests/avx512.rs` prints `SKIPPED: ...` where the CPU lacks AVX-512.
+//! `.ci/simd-neon.sh` runs the same tests for aarch64 under qemu-user (NEON with `sdot`, NEON
+//! with widening multiplies, Scalar); `.cargo/config.toml` holds the cross linker and runner.
+#![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod criteria;
+pub mod dequant;
+pub mod encode;
+mod error;
+mod gemv;
+mod isa;
+pub mod report;
+mod threads;
+mod weights;
+pub mod whitelist;
+
+use std::ops::Range;
+
+use ninfer_core::layout::TensorDesc;
+
+pub use criteria::{C_F32, C_I8, I8_STEP_SLACK};
+pub use dequant::f32_to_bf16_rne;
+pub use error::KernelError;
+pub use isa::Isa;
 pub use ninfer_core as core;
+pub use whitelist::{KernelEntry, Op, Platform, PlatformSet, Profile, WHITELIST};
+
+use dequant::{DequantOp, OutWord, Sel};
+use threads::for_blocks;
+use weights::Weights;
+
+/// Largest batch of [`gemv_batch`].
+pub const MAX_BATCH: usize = 8;
+
+/// Activation block of the `I8` profile: positions per f32 step.
+pub const I8_BLOCK: usize = 32;
+
+impl Isa {
+    /// [`dequantize_f32`] on this instruction set.
+    pub fn dequantize_f32(
+        self,
+        desc: &TensorDesc,
+        payload: &[u8],
+        rows: Range<usize>,
+        out: &mut [f32],
+        threads: usize,
+    ) -> Result<(), KernelError> {
+        dequant_range(self, Op::DequantizeF32, desc, payload, rows, out, threads)
+    }
+
+    /// [`dequantize_bf16`] on this instruction set.
+    pub fn dequantize_bf16(
+        self,
+        desc: &TensorDesc,
+        payload: &[u8],
+        rows: Range<usize>,
+        out: &mut [u16],
+        threads: usize,
+    ) -> Result<(), KernelError> {
+        dequant_range(self, Op::DequantizeBf16, desc, payload, rows, out, threads)
+    }
+
+    /// [`gather_f32`] on this instruction set.
+    pub fn gather_f32(
+        self,
+        desc: &TensorDesc,
+        payload: &[u8],
+        rows: &[usize],
+        out: &mut [f32],
+        threads: usize,
+    ) -> Result<(), KernelError> {
+        dequant_list(self, Op::GatherF32, desc, payload, rows, out, threads)
+    }
+
+    /// [`gather_bf16`] on this instruction set.
+    pub fn gather_bf16(
+        self,
+        desc: &TensorDesc,
+        payload: &[u8],
+        rows: &[usize],
+        out: &mut [u16],
+        threads: usize,
+    ) -> Result<(), KernelError> {
+        dequant_list(self, Op::GatherBf16, desc, payload, rows, out, threads)
+    }
+
+    /// [`gemv`] on this instruction set.
+    pub fn gemv(
+        self,
+        desc: &TensorDesc,
+        payload: &[u8],
+        profile: Profile,
+        x: &[f32],
+        y: &mut [f32],
+        threads: usize,
+    ) -> Result<(), KernelError> {
+        gemv::run(self, Op::Gemv, desc, payload, profile, x, 1, y, threads)
+    }
+
+    /// [`gemv_batch`] on this instruction set.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemv_batch(
+        self,
+        desc: &TensorDesc,
+        payload: &[u8],
+        profile: Profile,
+        x: &[f32],
+        batch: usize,
+        y: &mut [f32],
+        threads: usize,
+    ) -> Result<(), KernelError> {
+        gemv::run(self, Op::GemvBatch, desc, payload, profile, x, batch, y, threads)
+    }
+}
+
+/// Decode rows `rows` (of the first dimension) to f32, bit-exact (profile `Exact`; sections 3.1,
+/// 3.3, 3.4, 6.2). `out` holds `rows.len() * K` values, K being the row length (the product of
+/// the other dimensions for a contiguous tensor).
+pub fn dequantize_f32(
+    desc: &TensorDesc,
+    payload: &[u8],
+    rows: Range<usize>,
+    out: &mut [f32],
+    threads: usize,
+) -> Result<(), KernelError> {
+    Isa::detect().dequantize_f32(desc, payload, rows, out, threads)
+}
+
+/// Decode rows to BF16 words: the round-to-nearest-even BF16 word of the exact f32 value
+/// ([`f32_to_bf16_rne`]). `out` holds `rows.len() * K` words.
+pub fn dequantize_bf16(
+    desc: &TensorDesc,
+    payload: &[u8],
+    rows: Range<usize>,
+    out: &mut [u16],
+    threads: usize,
+) -> Result<(), KernelError> {
+    Isa::detect().dequantize_bf16(desc, payload, rows, out, threads)
+}
+
+/// Gather-dequantize: decode the listed rows (an embedding lookup, any order, repeats allowed)
+/// to f32, bit-exact. `out` holds `rows.len() * K` values; an out-of-range row is an error.
+pub fn gather_f32(
+    desc: &TensorDesc,
+    payload: &[u8],
+    rows: &[usize],
+    out: &mut [f32],
+    threads: usize,
+) -> Result<(), KernelError> {
+    Isa::detect().gather_f32(desc, payload, rows, out, threads)
+}
+
+/// Gather-dequantize to BF16 words (RNE of the exact f32 value).
+pub fn gather_bf16(
+    desc: &TensorDesc,
+    payload: &[u8],
+    rows: &[usize],
+    out: &mut [u16],
+    threads: usize,
+) -> Result<(), KernelError> {
+    Isa::detect().gather_bf16(desc, payload, rows, out, threads)
+}
+
+/// `y[N] = W[N, K] x[K]` for a rank-2 weight tensor, in `profile` ([`Profile::F32`] or
+/// [`Profile::I8`], see the crate docs for their criteria). `x.len() == K`, `y.len() == N`.
+pub fn gemv(
+    desc: &TensorDesc,
+    payload: &[u8],
+    profile: Profile,
+    x: &[f32],
+    y: &mut [f32],
+    threads: usize,
+) -> Result<(), KernelError> {
+    Isa::detect().gemv(desc, payload, profile, x, y, threads)
+}
+
+/// The small batch: `x` holds `batch` activation rows of K (row-major), `y` gets `batch` rows of
+/// N, row b being `W x_b` computed exactly as [`gemv`] computes it. `1 <= batch <= MAX_BATCH`.
+/// The weights are read once for the whole batch.
+pub fn gemv_batch(
+    desc: &TensorDesc,
+    payload: &[u8],
+    profile: Profile,
+    x: &[f32],
+    batch: usize,
+    y: &mut [f32],
+    threads: usize,
+) -> Result<(), KernelError> {
+    Isa::detect().gemv_batch(desc, payload, profile, x, batch, y, threads)
+}
+
+fn dequant_range<T: OutWord>(
+    isa: Isa,
+    op: Op,
+    desc: &TensorDesc,
+    payload: &[u8],
+    rows: Range<usize>,
+    out: &mut [T],
+    threads: usize,
+) -> Result<(), KernelError> {
+    let (token, w) = dequant_prepare(isa, op, desc, payload)?;
+    let n = w.rows();
+    if rows.start > rows.end || rows.end > n {
+        let row = if rows.end > n { rows.end } else { rows.start };
+        return Err(KernelError::RowOutOfRange {
+            position: 0,
+            row,
+            rows: n,
+        });
+    }
+    run_dequant(token, w, Sel::Range(rows.start), rows.len(), out, threads)
+}
+
+fn dequant_list<T: OutWord>(
+    isa: Isa,
+    op: Op,
+    desc: &TensorDesc,
+    payload: &[u8],
+    rows: &[usize],
+    out: &mut [T],
+    threads: usize,
+) -> Result<(), KernelError> {
+    let (token, w) = dequant_prepare(isa, op, desc, payload)?;
+    let n = w.rows();
+    if let Some(position) = rows.iter().position(|&r| r >= n) {
+        return Err(KernelError::RowOutOfRange {
+            position,
+            row: rows[position],
+            rows: n,
+        });
+    }
+    run_dequant(token, w, Sel::List(rows), rows.len(), out, threads)
+}
+
+fn dequant_prepare<'a>(
+    isa: Isa,
+    op: Op,
+    desc: &TensorDesc,
+    payload: &'a [u8],
+) -> Result<(isa::Token, Weights<'a>), KernelError> {
+    let token = isa.token()?;
+    whitelist::check(desc.format(), desc.layout(), op, Profile::Exact, isa.platform())?;
+    Ok((token, Weights::new(desc, payload)?))
+}
+
+fn run_dequant<T: OutWord>(
+    token: isa::Token,
+    w: Weights<'_>,
+    sel: Sel<'_>,
+    count: usize,
+    out: &mut [T],
+    threads: usize,
+) -> Result<(), KernelError> {
+    let want = count.checked_mul(w.k()).ok_or(KernelError::SizeOverflow)?;
+    if out.len() != want {
+        return Err(KernelError::BufferLength {
+            what: "out",
+            expected: want,
+            actual: out.len(),
+        });
+    }
+    for_blocks(vec![out], count, w.k(), threads, |r0, _r1, outs| {
+        for o in outs.iter_mut() {
+            token.vectorize(DequantOp {
+                w,
+                sel,
+                i0: r0,
+                out: o,
+            });
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! The bandwidth report on built-in shapes (see `ninfer_simd::report`):
+//!
+//! ```text
+//! cargo run --release -p ninfer-simd --example report [-- [--quick] [--threads 1,2] [--isa V3] [NxK ...]]
+//! ```
+//!
+//! Default: 8192x8192, 1 and 2 threads, every format. `--quick` measures shorter with a smaller
+//! bandwidth buffer (a smoke run). `--formats Q4G64_F16S,BF16` limits the formats.
+
+use std::io::Write;
+
+use ninfer_simd::core::registry::Format;
+use ninfer_simd::report::{run_builtin, Settings, FORMATS};
+use ninfer_simd::Isa;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut settings = if args.iter().any(|a| a == "--quick") {
+        Settings::quick()
+    } else {
+        Settings::full()
+    };
+    let mut shapes = Vec::new();
+    let mut formats: Vec<Format> = FORMATS.to_vec();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => {}
+            "--threads" => {
+                if let Some(v) = it.next() {
+                    settings.threads = v.split(',').filter_map(|t| t.parse().ok()).collect();
+                }
+            }
+            "--isa" => {
+                if let Some(v) = it.next() {
+                    match Isa::ALL
+                        .into_iter()
+                        .find(|i| format!("{i:?}").eq_ignore_ascii_case(v))
+                    {
+                        Some(i) if i.is_available() => settings.isa = i,
+                        _ => {
+                            eprintln!("report: instruction set {v} is not available here");
+                            std::process::exit(2);
+                        }
+                    }
+                }
+            }
+            "--formats" => {
+                if let Some(v) = it.next() {
+                    formats = v.split(',').filter_map(|f| Format::from_name(f).ok()).collect();
+                }
+            }
+            s => {
+                if let Some((n, k)) = s.split_once('x') {
+                    if let (Ok(n), Ok(k)) = (n.parse(), k.parse()) {
+                        shapes.push((n, k));
+                        continue;
+                    }
+                }
+                eprintln!("report: unknown argument {s}");
+                std::process::exit(2);
+            }
+        }
+    }
+    if shapes.is_empty() {
+        shapes.push((8192, 8192));
+    }
+    let mut printed = false;
+    let r = run_builtin(&shapes, &formats, &settings, |rep, m| {
+        let mut o = std::io::stdout().lock();
+        if !printed {
+            let _ = writeln!(o, "{}", rep.header());
+            printed = true;
+        }
+        let _ = writeln!(o, "{}", rep.line(m));
+    });
+    if let Err(e) = r {
+        eprintln!("report: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,262 @@
+//! The `F32` profile's x86 fast path (AVX2 `V3`, AVX-512 `V4`) for the row-split formats,
+//! BF16 and FP32: the pre-weights are made in registers straight from the row bytes instead of
+//! being staged through a 128-value stack array.
+//!
+//! - row-split: the codes come from the I8 fast path's register decode (`i8x86`), minus the
+//!   offset, sign-extended to i32, converted (exact) and multiplied by the group scale (exact:
+//!   `s * q` is the weight, section 6.2);
+//! - BF16: 16-bit words zero-extended to 32 bits and shifted left by 16 (exact);
+//! - FP32: the words themselves.
+//!
+//! The arithmetic after that is the generic kernel's ([`super::f32`]) operation for operation:
+//! the same four accumulators fed in the same order, the same sum and pulp's same reduction, so
+//! the result is bit-identical to it. A partial last chunk of a BF16/FP32 row (K not a multiple
+//! of 128; nothing may be read past the row) goes through the generic chunk decoder.
+
+use core::arch::x86_64::{__m256, __m256i, __m512, __m512i};
+
+use ninfer_core::registry::Grouped;
+use pulp::Simd;
+
+use super::i8x86::{decode_v3, decode_v4, row_scales};
+use crate::weights::{Weights, CHUNK};
+use crate::MAX_BATCH;
+
+/// Whether the fast path takes these weights.
+pub(crate) fn takes(w: &Weights<'_>) -> bool {
+    matches!(w, Weights::Grouped { .. } | Weights::Bf16 { .. } | Weights::Fp32 { .. })
+}
+
+/// The rows `r0..r1` of one thread.
+pub(crate) struct F32Job<'a, 'b, 'c> {
+    pub(crate) w: Weights<'a>,
+    /// `nb` activation rows, each zero-padded to `chunks * 128`.
+    pub(crate) xs: &'a [f32],
+    pub(crate) nb: usize,
+    pub(crate) r0: usize,
+    pub(crate) r1: usize,
+    pub(crate) ys: &'b mut [&'c mut [f32]],
+}
+
+/// The signed code offset the I8 decoders add (see `i8x86`).
+const fn offset(g: Grouped) -> i8 {
+    match g {
+        Grouped::Q4 => 8,
+        Grouped::Q5 => 16,
+        Grouped::Q6 => 32,
+        Grouped::W8 => 0,
+    }
+}
+
+/// AVX-512 row loop.
+#[inline(always)]
+pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
+    let F32Job {
+        w,
+        xs,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = job;
+    let (f, bw) = (s.avx512f, s.avx512bw);
+    let chunks = w.chunks();
+    let kc = chunks * CHUNK;
+    let k = w.k();
+    let gp = match w {
+        Weights::Grouped { gp, .. } => gp,
+        _ => 0,
+    };
+    let mut sc = vec![0f32; gp];
+    let mut buf = [0f32; CHUNK];
+    for row in r0..r1 {
+        if let Weights::Grouped { scales, .. } = w {
+            row_scales(scales, row, gp, &mut sc);
+        }
+        let mut acc = [[f._mm512_setzero_ps(); 4]; MAX_BATCH];
+        for c in 0..chunks {
+            let full = CHUNK * (c + 1) <= k;
+            let wv: [__m512; 8] = match w {
+                Weights::Grouped { g, codes, rcb, .. } => {
+                    let cb = 16 * g.bits() as usize;
+                    let at = row * rcb + c * cb;
+                    let u = decode_v4(s, g, &codes[at..at + cb]);
+                    let o = f._mm512_set1_epi8(offset(g));
+                    let q: [[__m128i; 4]; 2] = [
+                        pulp::cast(bw._mm512_sub_epi8(u[0], o)),
+                        pulp::cast(bw._mm512_sub_epi8(u[1], o)),
+                    ];
+                    let gs = g.group_size();
+                    let per = CHUNK / gs;
+                    let mut wv = [f._mm512_setzero_ps(); 8];
+                    for (j, o) in wv.iter_mut().enumerate() {
+                        let sg = f._mm512_set1_ps(sc[c * per + 16 * j / gs]);
+                        let qi = f._mm512_cvtepi8_epi32(q[j / 4][j % 4]);
+                        *o = f._mm512_mul_ps(f._mm512_cvtepi32_ps(qi), sg);
+                    }
+                    wv
+                }
+                Weights::Bf16 { words, .. } if full => {
+                    let rb = &words[2 * (row * k + CHUNK * c)..2 * (row * k + CHUNK * (c + 1))];
+                    core::array::from_fn(|j| {
+                        let v: __m256i = ld(&rb[32 * j..32 * j + 32]);
+                        pulp::cast(f._mm512_slli_epi32::<16>(f._mm512_cvtepu16_epi32(v)))
+                    })
+                }
+                Weights::Fp32 { words, .. } if full => {
+                    let rb = &words[4 * (row * k + CHUNK * c)..4 * (row * k + CHUNK * (c + 1))];
+                    core::array::from_fn(|j| {
+                        let v: __m512i = ld(&rb[64 * j..64 * j + 64]);
+                        pulp::cast(v)
+                    })
+                }
+                _ => {
+                    w.pre_chunk(row, c, &mut buf);
+                    pulp::cast(buf)
+                }
+            };
+            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                let xr = &xs[b * kc + CHUNK * c..b * kc + CHUNK * (c + 1)];
+                let xv: &[f32; CHUNK] = xr.try_into().unwrap_or(&[0.0; CHUNK]);
+                let xv: [__m512; 8] = pulp::cast(*xv);
+                for j in 0..8 {
+                    a[j % 4] = f._mm512_fmadd_ps(wv[j], xv[j], a[j % 4]);
+                }
+            }
+        }
+        let post = w.post(row);
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            let t = f._mm512_add_ps(f._mm512_add_ps(a[0], a[1]), f._mm512_add_ps(a[2], a[3]));
+            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+        }
+    }
+}
+
+/// AVX2 row loop: one 32-position block (four 8-lane vectors) at a time, so the pre-weights
+/// stay in registers; the accumulator order equals the generic kernel's.
+#[inline(always)]
+pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
+    let F32Job {
+        w,
+        xs,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = job;
+    let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
+    let chunks = w.chunks();
+    let kc = chunks * CHUNK;
+    let k = w.k();
+    let gp = match w {
+        Weights::Grouped { gp, .. } => gp,
+        _ => 0,
+    };
+    let mut sc = vec![0f32; gp];
+    let mut buf = [0f32; CHUNK];
+    for row in r0..r1 {
+        if let Weights::Grouped { scales, .. } = w {
+            row_scales(scales, row, gp, &mut sc);
+        }
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; MAX_BATCH];
+        for c in 0..chunks {
+            let full = CHUNK * (c + 1) <= k;
+            let q: Option<[__m256i; 4]> = match w {
+                Weights::Grouped { g, codes, rcb, .. } => {
+                    let cb = 16 * g.bits() as usize;
+                    let at = row * rcb + c * cb;
+                    let u = decode_v3(s, g, &codes[at..at + cb]);
+                    let o = avx._mm256_set1_epi8(offset(g));
+                    Some(core::array::from_fn(|i| avx2._mm256_sub_epi8(u[i], o)))
+                }
+                Weights::Bf16 { .. } | Weights::Fp32 { .. } if full => None,
+                _ => {
+                    w.pre_chunk(row, c, &mut buf);
+                    None
+                }
+            };
+            for blk in 0..4 {
+                let wv: [__m256; 4] = match (w, q) {
+                    (Weights::Grouped { g, .. }, Some(q)) => {
+                        let gs = g.group_size();
+                        let sg = avx._mm256_set1_ps(sc[c * (CHUNK / gs) + 32 * blk / gs]);
+                        let qb: [u64; 4] = pulp::cast(q[blk]);
+                        let mut wv = [avx._mm256_setzero_ps(); 4];
+                        for (j, o) in wv.iter_mut().enumerate() {
+                            let qi = avx2._mm256_cvtepi8_epi32(pulp::cast([qb[j], 0u64]));
+                            *o = avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(qi), sg);
+                        }
+                        wv
+                    }
+                    (Weights::Bf16 { words, .. }, None) if full => {
+                        let p = 2 * (row * k + CHUNK * c + 32 * blk);
+                        let rb = &words[p..p + 64];
+                        core::array::from_fn(|j| {
+                            let v: __m128i = ld(&rb[16 * j..16 * j + 16]);
+                            pulp::cast(avx2._mm256_slli_epi32::<16>(avx2._mm256_cvtepu16_epi32(v)))
+                        })
+                    }
+                    (Weights::Fp32 { words, .. }, None) if full => {
+                        let p = 4 * (row * k + CHUNK * c + 32 * blk);
+                        let rb = &words[p..p + 128];
+                        core::array::from_fn(|j| {
+                            let v: __m256i = ld(&rb[32 * j..32 * j + 32]);
+                            pulp::cast(v)
+                        })
+                    }
+                    _ => {
+                        let bb: &[f32; 32] = buf[32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
+                        pulp::cast(*bb)
+                    }
+                };
+                for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                    let p = b * kc + CHUNK * c + 32 * blk;
+                    let xr: &[f32; 32] = xs[p..p + 32].try_into().unwrap_or(&[0.0; 32]);
+                    let xv: [__m256; 4] = pulp::cast(*xr);
+                    for j in 0..4 {
+                        a[j] = fma._mm256_fmadd_ps(wv[j], xv[j], a[j]);
+                    }
+                }
+            }
+        }
+        let post = w.post(row);
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            let t = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
+            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+        }
+    }
+}
+
+use core::arch::x86_64::__m128i;
+
+/// Load `N` bytes as a vector type of that size (an unaligned load after inlining).
+#[inline(always)]
+fn ld<T: pulp::bytemuck::Pod>(b: &[u8]) -> T {
+    let mut v = T::zeroed();
+    pulp::bytemuck::bytes_of_mut(&mut v).copy_from_slice(&b[..core::mem::size_of::<T>()]);
+    v
+}
+
+/// Runs [`rows_v3`] inside the `V3` token's `target_feature` context.
+pub(crate) struct FastV3<'a, 'b, 'c>(pub(crate) pulp::x86::V3, pub(crate) F32Job<'a, 'b, 'c>);
+
+impl pulp::WithSimd for FastV3<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        rows_v3(self.0, self.1)
+    }
+}
+
+/// Runs [`rows_v4`] inside the `V4` token's `target_feature` context.
+pub(crate) struct FastV4<'a, 'b, 'c>(pub(crate) pulp::x86::V4, pub(crate) F32Job<'a, 'b, 'c>);
+
+impl pulp::WithSimd for FastV4<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        rows_v4(self.0, self.1)
+    }
+}

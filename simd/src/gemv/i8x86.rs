@@ -1,0 +1,381 @@
+//! The `I8` profile's x86 fast path for the row-split formats (Q4/Q5/Q6/W8), AVX2 (`V3`) and
+//! AVX-512BW (`V4`): the codes are decoded straight from the chunk bytes in registers (no
+//! staging through a stack array), following the split-half order (layouts.md, "Why the
+//! split-half order"):
+//!
+//! - the nibble plane gives each 32-position activation block (AVX2) or each 64-position group
+//!   (AVX-512) with one `and 0x0f`, or one 16-bit shift by 4 and the same mask;
+//! - Q5/Q6 high-plane bits are moved to bit 4 (bits 4..5) with one per-32-bit-lane variable
+//!   shift (`sllv`/`srlv`, a different count per 16- or 32-byte run) and a mask;
+//! - instead of sign-extending, the codes are offset to unsigned: `u' = u ^ 2^(b-1) = q + 2^(b-1)`
+//!   (flipping the top bit of each word: `xor 0x88` on nibble bytes, the complement of the Q5
+//!   high plane, `xor 0xAA` on the Q6 one), so `maddubs(u', xq)` computes `sum (q + o) xq`
+//!   without saturation (`2 * 63 * 127 < 2^15`), and the exact integer correction
+//!   `-o * sum xq` (precomputed once per call for every 4 positions, [`QuantAct::corr`]) is
+//!   added to the `madd` lanes: the i32 block sums are exactly `sum q xq`, as in the generic
+//!   kernel;
+//! - W8 codes span [-127, 127] (`u'` would saturate `maddubs`): `maddubs(|xq|, sign(q, xq))`
+//!   with `|xq|` precomputed once per call ([`QuantAct::xabs`]).
+//!
+//! The float part is the generic kernel's, operation for operation: per 32-position block one
+//! product `s_g * d_b` and one FMA of the converted i32 lanes into the accumulator of that
+//! block's position in the chunk (4 accumulators on AVX2, 2 on AVX-512), then the same fixed
+//! reduction. The integer sums being exact, the result is bit-identical to
+//! [`super::i8::rows`] with [`super::i8::V3I8`] / [`super::i8::V4I8`] (and `V3_512b`, which runs
+//! the AVX2 kernel), for every batch size and thread count.
+
+use core::arch::x86_64::{__m256, __m256i, __m512, __m512i};
+
+use ninfer_core::registry::Grouped;
+
+use super::i8::{tree8, I8Job, QuantAct};
+use crate::weights::{f16_to_f32_branchless, Weights, CHUNK};
+use crate::MAX_BATCH;
+
+/// Load 32 bytes (an unaligned load after inlining).
+#[inline(always)]
+fn ld32(b: &[u8]) -> __m256i {
+    let a: &[u8; 32] = b[..32].try_into().unwrap_or(&[0; 32]);
+    pulp::cast(*a)
+}
+
+/// Load 64 bytes.
+#[inline(always)]
+fn ld64(b: &[u8]) -> __m512i {
+    let a: &[u8; 64] = b[..64].try_into().unwrap_or(&[0; 64]);
+    pulp::cast(*a)
+}
+
+/// Load 16 bytes.
+#[inline(always)]
+fn ld16(b: &[u8]) -> core::arch::x86_64::__m128i {
+    let a: &[u8; 16] = b[..16].try_into().unwrap_or(&[0; 16]);
+    pulp::cast(*a)
+}
+
+/// The row's group scales as exact binary32 into `out` (`gp` values).
+#[inline(always)]
+pub(crate) fn row_scales(scales: &[u8], row: usize, gp: usize, out: &mut [f32]) {
+    let s = &scales[2 * row * gp..2 * (row + 1) * gp];
+    for (o, b) in out.iter_mut().zip(s.chunks_exact(2)) {
+        *o = f16_to_f32_branchless(u16::from_le_bytes([b[0], b[1]]));
+    }
+}
+
+/// Whether the fast path takes this job (row-split formats).
+pub(crate) fn takes(w: &Weights<'_>) -> bool {
+    matches!(w, Weights::Grouped { .. })
+}
+
+/// AVX2: decoded chunk, four 32-byte blocks: offset codes `u'` (Q4/Q5/Q6) or signed q (W8).
+#[inline(always)]
+pub(crate) fn decode_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i; 4] {
+    let (avx, avx2) = (s.avx, s.avx2);
+    let m0f = avx._mm256_set1_epi8(0x0f);
+    match g {
+        Grouped::W8 => [ld32(chunk), ld32(&chunk[32..]), ld32(&chunk[64..]), ld32(&chunk[96..])],
+        Grouped::Q4 => {
+            let f = avx._mm256_set1_epi8(0x88u8 as i8);
+            let v0 = avx2._mm256_xor_si256(ld32(chunk), f);
+            let v1 = avx2._mm256_xor_si256(ld32(&chunk[32..]), f);
+            [
+                avx2._mm256_and_si256(v0, m0f),
+                avx2._mm256_and_si256(v1, m0f),
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v0), m0f),
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v1), m0f),
+            ]
+        }
+        Grouped::Q5 => {
+            let (v0, v1) = (ld32(chunk), ld32(&chunk[32..]));
+            let nib = [
+                avx2._mm256_and_si256(v0, m0f),
+                avx2._mm256_and_si256(v1, m0f),
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v0), m0f),
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v1), m0f),
+            ];
+            // Block b holds runs t = 2b (low 16 bytes) and 2b + 1 (high 16 bytes); bit t of the
+            // high plane goes to bit 4, complemented (the offset `^ 16`).
+            let h = avx2._mm256_broadcastsi128_si256(ld16(&chunk[64..]));
+            let hn = avx2._mm256_xor_si256(h, avx._mm256_set1_epi8(-1));
+            let m10 = avx._mm256_set1_epi8(0x10);
+            let cnt = |a: i32, b: i32| avx._mm256_setr_epi32(a, a, a, a, b, b, b, b);
+            let hb = [
+                avx2._mm256_sllv_epi32(hn, cnt(4, 3)),
+                avx2._mm256_sllv_epi32(hn, cnt(2, 1)),
+                avx2._mm256_srlv_epi32(hn, cnt(0, 1)),
+                avx2._mm256_srlv_epi32(hn, cnt(2, 3)),
+            ];
+            core::array::from_fn(|b| avx2._mm256_or_si256(nib[b], avx2._mm256_and_si256(hb[b], m10)))
+        }
+        Grouped::Q6 => {
+            let (v0, v1) = (ld32(chunk), ld32(&chunk[32..]));
+            let nib = [
+                avx2._mm256_and_si256(v0, m0f),
+                avx2._mm256_and_si256(v1, m0f),
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v0), m0f),
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v1), m0f),
+            ];
+            // Block b = run p: bits 2p, 2p + 1 to bits 4, 5; bit 5 flipped (the offset `^ 32`).
+            let h = avx2._mm256_xor_si256(ld32(&chunk[64..]), avx._mm256_set1_epi8(0xaau8 as i8));
+            let m30 = avx._mm256_set1_epi8(0x30);
+            let hb = [
+                avx2._mm256_slli_epi16::<4>(h),
+                avx2._mm256_slli_epi16::<2>(h),
+                h,
+                avx2._mm256_srli_epi16::<2>(h),
+            ];
+            core::array::from_fn(|b| avx2._mm256_or_si256(nib[b], avx2._mm256_and_si256(hb[b], m30)))
+        }
+    }
+}
+
+/// AVX-512: decoded chunk, two 64-byte halves (one Q4/Q5/Q6 group each, two W8 groups each).
+#[inline(always)]
+pub(crate) fn decode_v4(s: pulp::x86::V4, g: Grouped, chunk: &[u8]) -> [__m512i; 2] {
+    let (f, bw) = (s.avx512f, s.avx512bw);
+    let m0f = f._mm512_set1_epi8(0x0f);
+    match g {
+        Grouped::W8 => [ld64(chunk), ld64(&chunk[64..])],
+        Grouped::Q4 => {
+            let v = f._mm512_xor_si512(ld64(chunk), f._mm512_set1_epi8(0x88u8 as i8));
+            [
+                f._mm512_and_si512(v, m0f),
+                f._mm512_and_si512(bw._mm512_srli_epi16::<4>(v), m0f),
+            ]
+        }
+        Grouped::Q5 => {
+            let v = ld64(chunk);
+            let nib = [
+                f._mm512_and_si512(v, m0f),
+                f._mm512_and_si512(bw._mm512_srli_epi16::<4>(v), m0f),
+            ];
+            // 128-bit lane t of group 0 is run t (bit t to bit 4), of group 1 run 4 + t.
+            let h = f._mm512_broadcast_i32x4(ld16(&chunk[64..]));
+            let hn = f._mm512_xor_si512(h, f._mm512_set1_epi8(-1));
+            let m10 = f._mm512_set1_epi8(0x10);
+            let c0 = f._mm512_setr_epi32(4, 4, 4, 4, 3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1);
+            let c1 = f._mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+            let hb = [f._mm512_sllv_epi32(hn, c0), f._mm512_srlv_epi32(hn, c1)];
+            core::array::from_fn(|h| f._mm512_or_si512(nib[h], f._mm512_and_si512(hb[h], m10)))
+        }
+        Grouped::Q6 => {
+            let v = ld64(chunk);
+            let nib = [
+                f._mm512_and_si512(v, m0f),
+                f._mm512_and_si512(bw._mm512_srli_epi16::<4>(v), m0f),
+            ];
+            // 256-bit half p' of group h is run p = 2h + p'.
+            let h = f._mm512_broadcast_i64x4(ld32(&chunk[64..]));
+            let h = f._mm512_xor_si512(h, f._mm512_set1_epi8(0xaau8 as i8));
+            let m30 = f._mm512_set1_epi8(0x30);
+            let c0 = f._mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2);
+            let c1 = f._mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
+            let hb = [f._mm512_sllv_epi32(h, c0), f._mm512_srlv_epi32(h, c1)];
+            core::array::from_fn(|h| f._mm512_or_si512(nib[h], f._mm512_and_si512(hb[h], m30)))
+        }
+    }
+}
+
+/// The AVX2 row loop (see the module docs). `nb` batch rows.
+#[inline(always)]
+pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+    let I8Job {
+        w,
+        act,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = job;
+    let Weights::Grouped {
+        g,
+        codes,
+        scales,
+        rcb,
+        gp,
+        ..
+    } = w
+    else {
+        return;
+    };
+    let QuantAct {
+        chunks,
+        xq,
+        dsub,
+        xabs,
+        corr,
+    } = act;
+    let chunks = *chunks;
+    let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
+    let cb = 16 * g.bits() as usize;
+    let per = CHUNK / g.group_size();
+    let w8 = g == Grouped::W8;
+    let ones = avx._mm256_set1_epi16(1);
+    let mut sc = vec![0f32; gp];
+    for row in r0..r1 {
+        row_scales(scales, row, gp, &mut sc);
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; MAX_BATCH];
+        let rc = &codes[row * rcb..row * rcb + chunks * cb];
+        for (c, chunk) in rc.chunks_exact(cb).enumerate() {
+            let u = decode_v3(s, g, chunk);
+            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                let i = b * chunks + c;
+                let xv: [__m256i; 4] = pulp::cast(xq[i]);
+                let d = &dsub[i];
+                for blk in 0..4 {
+                    let p = if w8 {
+                        let ax: [__m256i; 4] = pulp::cast(xabs[i]);
+                        avx2._mm256_maddubs_epi16(ax[blk], avx2._mm256_sign_epi8(u[blk], xv[blk]))
+                    } else {
+                        avx2._mm256_maddubs_epi16(u[blk], xv[blk])
+                    };
+                    let mut m = avx2._mm256_madd_epi16(p, ones);
+                    if !w8 {
+                        let cv: [__m256i; 4] = pulp::cast(corr[i]);
+                        m = avx2._mm256_add_epi32(m, cv[blk]);
+                    }
+                    let sd = sc[c * per + blk * per / 4] * d[2 * blk];
+                    a[blk] = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(m), avx._mm256_set1_ps(sd), a[blk]);
+                }
+            }
+        }
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            let t: __m256 = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
+            ys[b][row - r0] = tree8(pulp::cast(t));
+        }
+    }
+}
+
+/// The AVX-512 row loop compiled with VNNI: `vpdpbusd` starting from the correction lanes does
+/// `maddubs` + `madd` + the correction in one instruction (no i16 intermediate; the same exact
+/// i32 lanes).
+///
+/// Every `V4` feature is enabled here too (target features do not carry over from the caller),
+/// so pulp's wrappers inline.
+///
+/// # Safety
+/// The CPU must have the `V4` features (the token proves them) and AVX-512 VNNI.
+#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vnni,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+pub(crate) unsafe fn rows_v4_vnni(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
+    rows_v4_impl::<true>(s, job)
+}
+
+/// The AVX-512BW row loop (see the module docs). `nb` batch rows.
+#[inline(always)]
+pub(crate) fn rows_v4(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
+    rows_v4_impl::<false>(s, job)
+}
+
+/// `VNNI`: only true when called from [`rows_v4_vnni`].
+#[inline(always)]
+fn rows_v4_impl<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
+    let I8Job {
+        w,
+        act,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = job;
+    let Weights::Grouped {
+        g,
+        codes,
+        scales,
+        rcb,
+        gp,
+        ..
+    } = w
+    else {
+        return;
+    };
+    let QuantAct {
+        chunks,
+        xq,
+        dsub,
+        corr,
+        ..
+    } = act;
+    let chunks = *chunks;
+    let (f, bw) = (s.avx512f, s.avx512bw);
+    let cb = 16 * g.bits() as usize;
+    let per = CHUNK / g.group_size();
+    let w8 = g == Grouped::W8;
+    let ones = f._mm512_set1_epi16(1);
+    let zero = f._mm512_setzero_si512();
+    let mut sc = vec![0f32; gp];
+    for row in r0..r1 {
+        row_scales(scales, row, gp, &mut sc);
+        let mut acc = [[f._mm512_setzero_ps(); 2]; MAX_BATCH];
+        let rc = &codes[row * rcb..row * rcb + chunks * cb];
+        for (c, chunk) in rc.chunks_exact(cb).enumerate() {
+            let u = decode_v4(s, g, chunk);
+            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                let i = b * chunks + c;
+                let xv: [__m512i; 2] = pulp::cast(xq[i]);
+                let d = &dsub[i];
+                for h in 0..2 {
+                    let m = if w8 {
+                        let neg = bw._mm512_movepi8_mask(xv[h]);
+                        let sq = bw._mm512_mask_sub_epi8(u[h], neg, zero, u[h]);
+                        let ax = bw._mm512_abs_epi8(xv[h]);
+                        if VNNI {
+                            // SAFETY: VNNI is only true inside `rows_v4_vnni`, whose caller
+                            // guarantees AVX-512 VNNI.
+                            unsafe { core::arch::x86_64::_mm512_dpbusd_epi32(zero, ax, sq) }
+                        } else {
+                            bw._mm512_madd_epi16(bw._mm512_maddubs_epi16(ax, sq), ones)
+                        }
+                    } else {
+                        let cv: [__m512i; 2] = pulp::cast(corr[i]);
+                        if VNNI {
+                            // SAFETY: as above.
+                            unsafe { core::arch::x86_64::_mm512_dpbusd_epi32(cv[h], u[h], xv[h]) }
+                        } else {
+                            let p = bw._mm512_maddubs_epi16(u[h], xv[h]);
+                            f._mm512_add_epi32(bw._mm512_madd_epi16(p, ones), cv[h])
+                        }
+                    };
+                    // Lanes 0..7: block 2h, lanes 8..15: block 2h + 1.
+                    let (s0, s1) = if w8 {
+                        (sc[c * per + 2 * h], sc[c * per + 2 * h + 1])
+                    } else {
+                        (sc[c * per + h], sc[c * per + h])
+                    };
+                    let lo = f._mm512_set1_ps(s0 * d[4 * h]);
+                    let hi = f._mm512_set1_ps(s1 * d[4 * h + 2]);
+                    let sv: __m512 = f._mm512_mask_blend_ps(0xff00, lo, hi);
+                    a[h] = f._mm512_fmadd_ps(f._mm512_cvtepi32_ps(m), sv, a[h]);
+                }
+            }
+        }
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            let v: [[f32; 8]; 2] = pulp::cast(f._mm512_add_ps(a[0], a[1]));
+            let t: [f32; 8] = core::array::from_fn(|i| v[0][i] + v[1][i]);
+            ys[b][row - r0] = tree8(t);
+        }
+    }
+}
+
+/// Runs [`rows_v3`] inside the `V3` token's `target_feature` context.
+pub(crate) struct FastV3<'a, 'b, 'c>(pub(crate) pulp::x86::V3, pub(crate) I8Job<'a, 'b, 'c>);
+
+impl pulp::WithSimd for FastV3<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        rows_v3(self.0, self.1)
+    }
+}
+
+/// Runs [`rows_v4`] inside the `V4` token's `target_feature` context.
+pub(crate) struct FastV4<'a, 'b, 'c>(pub(crate) pulp::x86::V4, pub(crate) I8Job<'a, 'b, 'c>);
+
+impl pulp::WithSimd for FastV4<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        rows_v4(self.0, self.1)
+    }
+}

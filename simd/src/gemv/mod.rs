@@ -1,0 +1,196 @@
+//! GEMV `y[N] = W[N, K] x[K]` and the small batch `Y[B, N]`, profiles `F32` and `I8`.
+
+pub(crate) mod f32;
+pub(crate) mod i8;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod f32x86;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod i8x86;
+
+use ninfer_core::layout::TensorDesc;
+
+use crate::error::KernelError;
+use crate::isa::{Isa, Token};
+use crate::threads::for_blocks;
+use crate::weights::{Weights, CHUNK};
+use crate::whitelist::{check, Op, Profile};
+use crate::MAX_BATCH;
+
+/// Validate, stage the activations once, and run the row blocks on `threads` threads.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    isa: Isa,
+    op: Op,
+    desc: &TensorDesc,
+    payload: &[u8],
+    profile: Profile,
+    x: &[f32],
+    nb: usize,
+    y: &mut [f32],
+    threads: usize,
+) -> Result<(), KernelError> {
+    let token = isa.token()?;
+    check(desc.format(), desc.layout(), op, profile, isa.platform())?;
+    if desc.rank() != 2 {
+        return Err(KernelError::NotAMatrix { rank: desc.rank() });
+    }
+    if nb == 0 || nb > MAX_BATCH {
+        return Err(KernelError::BadBatch { batch: nb });
+    }
+    let w = Weights::new(desc, payload)?;
+    let (n, k) = (w.rows(), w.k());
+    let want_x = nb.checked_mul(k).ok_or(KernelError::SizeOverflow)?;
+    if x.len() != want_x {
+        return Err(KernelError::BufferLength {
+            what: "x",
+            expected: want_x,
+            actual: x.len(),
+        });
+    }
+    let want_y = nb.checked_mul(n).ok_or(KernelError::SizeOverflow)?;
+    if y.len() != want_y {
+        return Err(KernelError::BufferLength {
+            what: "y",
+            expected: want_y,
+            actual: y.len(),
+        });
+    }
+    let chunks = w.chunks();
+    let ys: Vec<&mut [f32]> = y.chunks_exact_mut(n).collect();
+    match profile {
+        Profile::F32 => {
+            // Activation staging: each row zero-padded to whole chunks (also makes the kernel
+            // independent of the caller's alignment).
+            let kc = chunks * CHUNK;
+            let mut xs = vec![0f32; nb * kc];
+            for b in 0..nb {
+                xs[b * kc..b * kc + k].copy_from_slice(&x[b * k..(b + 1) * k]);
+            }
+            let xs = &xs[..];
+            for_blocks(ys, n, 1, threads, |r0, r1, ys| match token {
+                #[cfg(target_arch = "x86_64")]
+                Token::V3(s) if f32x86::takes(&w) => pulp::Simd::vectorize(
+                    s,
+                    f32x86::FastV3(
+                        s,
+                        f32x86::F32Job {
+                            w,
+                            xs,
+                            nb,
+                            r0,
+                            r1,
+                            ys,
+                        },
+                    ),
+                ),
+                #[cfg(target_arch = "x86_64")]
+                Token::V4(s, _) if f32x86::takes(&w) => pulp::Simd::vectorize(
+                    s,
+                    f32x86::FastV4(
+                        s,
+                        f32x86::F32Job {
+                            w,
+                            xs,
+                            nb,
+                            r0,
+                            r1,
+                            ys,
+                        },
+                    ),
+                ),
+                _ => token.vectorize(f32::GemvF32Op {
+                    w,
+                    xs,
+                    nb,
+                    r0,
+                    r1,
+                    ys,
+                }),
+            });
+        }
+        Profile::I8 => {
+            // The x86 fast path offsets row-split codes by 2^(b-1) (see `i8x86`).
+            let offset = match w {
+                Weights::Grouped { g, .. } if g.bits() < 8 => 1 << (g.bits() - 1),
+                _ => 0,
+            };
+            let act = i8::quantize(x, nb, k, chunks, offset)?;
+            let act = &act;
+            for_blocks(ys, n, 1, threads, |r0, r1, ys| {
+                let job = i8::I8Job {
+                    w,
+                    act,
+                    nb,
+                    r0,
+                    r1,
+                    ys,
+                };
+                run_i8(token, job);
+            });
+        }
+        // `check` above refuses the Exact profile for GEMV; keep the refusal explicit here too.
+        Profile::Exact => {
+            return Err(KernelError::Unsupported {
+                format: desc.format(),
+                layout: desc.layout(),
+                op,
+                profile,
+                platform: isa.platform(),
+            })
+        }
+    }
+    Ok(())
+}
+
+fn run_i8(token: Token, job: i8::I8Job<'_, '_, '_>) {
+    match token {
+        Token::Scalar => token.vectorize(i8::I8Op {
+            kern: i8::ScalarI8,
+            job,
+        }),
+        #[cfg(target_arch = "x86_64")]
+        Token::V3(s) | Token::V3_512b(s) if i8x86::takes(&job.w) => {
+            pulp::Simd::vectorize(s, i8x86::FastV3(s, job))
+        }
+        #[cfg(target_arch = "x86_64")]
+        Token::V4(s, true) if i8x86::takes(&job.w) => {
+            // SAFETY: the flag is only true when `is_x86_feature_detected!("avx512vnni")`
+            // returned true when the token was made (see `Isa::token`).
+            unsafe { i8x86::rows_v4_vnni(s, job) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        Token::V4(s, _) if i8x86::takes(&job.w) => pulp::Simd::vectorize(s, i8x86::FastV4(s, job)),
+        #[cfg(target_arch = "x86_64")]
+        Token::V3(s) | Token::V3_512b(s) => pulp::Simd::vectorize(
+            s,
+            i8::I8Op {
+                kern: i8::V3I8(s),
+                job,
+            },
+        ),
+        #[cfg(target_arch = "x86_64")]
+        Token::V4(s, _) => pulp::Simd::vectorize(
+            s,
+            i8::I8Op {
+                kern: i8::V4I8(s),
+                job,
+            },
+        ),
+        #[cfg(target_arch = "aarch64")]
+        Token::Neon(s, dotprod) => {
+            if dotprod {
+                // SAFETY: `dotprod` is only true when `is_aarch64_feature_detected!("dotprod")`
+                // returned true when the token was made (see `Isa::token`).
+                unsafe { i8::rows_neon_dotprod(s, job) }
+            } else {
+                pulp::Simd::vectorize(
+                    s,
+                    i8::I8Op {
+                        kern: i8::NeonWideI8(s),
+                        job,
+                    },
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Instruction-set selection: one run-time dispatch per call.
+//!
+//! [`Isa::detect`] picks the widest available path (AVX-512 `V4`, then AVX2+FMA `V3` on x86-64;
+//! NEON on aarch64; scalar elsewhere). Every public kernel resolves its [`Isa`] to a [`Token`]
+//! once, checks the whitelist for the token's [`Platform`], and runs the whole call (all rows,
+//! all threads) on that token: there is no per-row or per-chunk re-dispatch.
+//!
+//! [`Isa::V3_512b`] is pulp's `x86::V3_512b`: the 16-lane kernel shapes of AVX-512 emulated with
+//! pairs of AVX2 registers. It exists so the 16-lane code runs on an AVX2-only machine (tests);
+//! it reports [`Platform::X86V3`] because that is the hardware it executes on.
+
+use pulp::{Simd, WithSimd};
+
+use crate::error::KernelError;
+use crate::whitelist::Platform;
+
+/// An instruction-set path the kernels can be run on.
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Isa {
+    /// Portable scalar code (pulp `Scalar`, plain Rust integer dots).
+    Scalar,
+    /// x86-64 AVX2 + FMA + F16C, 8 f32 lanes (pulp `x86::V3`).
+    V3,
+    /// pulp `x86::V3_512b`: 16-lane shapes on AVX2 hardware (for testing the 16-lane code).
+    V3_512b,
+    /// x86-64 AVX-512 F/BW/CD/DQ/VL, 16 f32 lanes (pulp `x86::V4`); the I8 profile uses
+    /// AVX-512 VNNI (`vpdpbusd`) when the CPU has it.
+    V4,
+    /// `V4` with the I8 integer dots forced to AVX-512BW `maddubs`/`madd` even where VNNI
+    /// exists, so that path is testable everywhere.
+    V4NoVnni,
+    /// aarch64 NEON; the I8 profile uses `sdot` when the CPU has the dotprod extension.
+    Neon,
+    /// aarch64 NEON with the I8 dot products forced to the widening-multiply fallback
+    /// (`smull`/`sadalp`) even where dotprod exists, so that path is testable everywhere.
+    NeonNoDotprod,
+}
+
+impl Isa {
+    /// Every path the crate has, in preference order (widest first).
+    pub const ALL: [Isa; 7] = [
+        Isa::V4,
+        Isa::V4NoVnni,
+        Isa::V3,
+        Isa::V3_512b,
+        Isa::Neon,
+        Isa::NeonNoDotprod,
+        Isa::Scalar,
+    ];
+
+    /// The widest path this CPU supports (the default for every public function).
+    pub fn detect() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if pulp::x86::V4::try_new().is_some() {
+                return Isa::V4;
+            }
+            if pulp::x86::V3::try_new().is_some() {
+                return Isa::V3;
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            if pulp::aarch64::Neon::try_new().is_some() {
+                return Isa::Neon;
+            }
+        }
+        Isa::Scalar
+    }
+
+    /// Whether this CPU can run the path.
+    pub fn is_available(self) -> bool {
+        self.token().is_ok()
+    }
+
+    /// The paths this CPU can run.
+    pub fn available() -> Vec<Isa> {
+        Isa::ALL.into_iter().filter(|i| i.is_available()).collect()
+    }
+
+    /// The whitelist platform this path executes on.
+    pub const fn platform(self) -> Platform {
+        match self {
+            Isa::Scalar => Platform::Scalar,
+            Isa::V3 | Isa::V3_512b => Platform::X86V3,
+            Isa::V4 | Isa::V4NoVnni => Platform::X86V4,
+            Isa::Neon | Isa::NeonNoDotprod => Platform::Neon,
+        }
+    }
+
+    /// Resolve to a token holding the proof that the CPU has the features.
+    pub(crate) fn token(self) -> Result<Token, KernelError> {
+        let none = Err(KernelError::IsaUnavailable(self));
+        match self {
+            Isa::Scalar => Ok(Token::Scalar),
+            #[cfg(target_arch = "x86_64")]
+            Isa::V3 => pulp::x86::V3::try_new()
+                .map(Token::V3)
+                .ok_or(KernelError::IsaUnavailable(self)),
+            #[cfg(target_arch = "x86_64")]
+            Isa::V3_512b => pulp::x86::V3::try_new()
+                .map(Token::V3_512b)
+                .ok_or(KernelError::IsaUnavailable(self)),
+            #[cfg(target_arch = "x86_64")]
+            Isa::V4 => pulp::x86::V4::try_new()
+                .map(|s| Token::V4(s, std::arch::is_x86_feature_detected!("avx512vnni")))
+                .ok_or(KernelError::IsaUnavailable(self)),
+            #[cfg(target_arch = "x86_64")]
+            Isa::V4NoVnni => pulp::x86::V4::try_new()
+                .map(|s| Token::V4(s, false))
+                .ok_or(KernelError::IsaUnavailable(self)),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => pulp::aarch64::Neon::try_new()
+                .map(|n| Token::Neon(n, std::arch::is_aarch64_feature_detected!("dotprod")))
+                .ok_or(KernelError::IsaUnavailable(self)),
+            #[cfg(target_arch = "aarch64")]
+            Isa::NeonNoDotprod => pulp::aarch64::Neon::try_new()
+                .map(|n| Token::Neon(n, false))
+                .ok_or(KernelError::IsaUnavailable(self)),
+            #[allow(unreachable_patterns)]
+            _ => none,
+        }
+    }
+}
+
+/// A resolved instruction set: the pulp token (a proof the features exist).
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Token {
+    Scalar,
+    #[cfg(target_arch = "x86_64")]
+    V3(pulp::x86::V3),
+    #[cfg(target_arch = "x86_64")]
+    V3_512b(pulp::x86::V3),
+    /// The bool says whether the I8 dot products may use AVX-512 VNNI.
+    #[cfg(target_arch = "x86_64")]
+    V4(pulp::x86::V4, bool),
+    /// The bool says whether the I8 dot products may use `sdot` (dotprod).
+    #[cfg(target_arch = "aarch64")]
+    Neon(pulp::aarch64::Neon, bool),
+}
+
+impl Token {
+    /// Run a kernel written once over `pulp::Simd` on this token, inside the token's
+    /// `target_feature` context.
+    #[inline(always)]
+    pub(crate) fn vectorize<O: WithSimd>(self, op: O) -> O::Output {
+        match self {
+            Token::Scalar => Simd::vectorize(pulp::Scalar::new(), op),
+            #[cfg(target_arch = "x86_64")]
+            Token::V3(s) => Simd::vectorize(s, op),
+            #[cfg(target_arch = "x86_64")]
+            Token::V3_512b(s) => Simd::vectorize(pulp::x86::V3_512b(s), op),
+            #[cfg(target_arch = "x86_64")]
+            Token::V4(s, _) => Simd::vectorize(s, op),
+            #[cfg(target_arch = "aarch64")]
+            Token::Neon(s, _) => Simd::vectorize(s, op),
+        }
+    }
+}

@@ -1,0 +1,630 @@
+//! The bandwidth report: how close each kernel runs to the machine's memory read bandwidth.
+//!
+//! A GEMV over a weight matrix that does not fit the caches is bound by reading the weight
+//! bytes, so the honest figure of merit is *GB/s of weight bytes* divided by the read bandwidth
+//! the same machine reaches with a plain streaming sum, measured in the same run with the same
+//! thread count ([`read_bandwidth`]). The report prints, per kernel: weights/s, GB/s of weight
+//! (payload) bytes and that ratio.
+//!
+//! - **Read bandwidth**: a streaming `u64` sum over a buffer far larger than the last-level
+//!   cache ([`Settings::bw_bytes`]), split over `t` threads, best of [`Settings::bw_reps`].
+//! - **Memory-resident kernels**: the payload is cloned into [`rotation_copies`] copies whose
+//!   total exceeds four times the LLC ([`llc_bytes`]), and successive calls rotate over them, so
+//!   no call finds its weights in a cache. Shapes whose payload is below half the LLC run on one
+//!   copy and are marked cache-resident.
+//! - **Dequantize** runs over the whole tensor in row blocks of about 2 MiB of f32 output per
+//!   thread (the output stays in the caches; the weights stream from memory).
+//! - **Timing**: one warm-up call, then calls until [`Settings::min_time`] has passed (at least
+//!   [`Settings::min_reps`]); the best per-call time is reported (the least disturbed by other
+//!   load). Nothing here is asserted anywhere: these are measurements of this machine, now.
+//!
+//! The weights are synthetic ([`synthetic`]): random values encoded with the canonical encoder
+//! (grouped formats), random codes and scales (NVFP4, FP8) or random words (BF16, FP32).
+//!
+//! ```text
+//! cargo run --release -p ninfer-simd --example report            # 8192 x 8192, 1 and 2 threads
+//! cargo run --release -p ninfer-simd --example report -- --quick # smaller, fewer repetitions
+//! ```
+
+use core::fmt;
+use std::time::{Duration, Instant};
+
+use ninfer_core::encode::Source;
+use ninfer_core::error::EncodeError;
+use ninfer_core::layout::contiguous::Words;
+use ninfer_core::layout::{Geometry, LayoutError, TensorDesc};
+use ninfer_core::registry::Format;
+
+use crate::encode::{encode_row_split_with, EncodePath};
+use crate::{Isa, KernelError, Profile};
+
+/// Last-level cache size assumed when the OS does not say (bytes).
+pub const LLC_FALLBACK: usize = 32 << 20;
+
+/// The last-level cache size in bytes: the largest `cache/index*/size` of CPU 0 under
+/// `/sys/devices/system/cpu` (Linux), else [`LLC_FALLBACK`].
+pub fn llc_bytes() -> usize {
+    let mut best = 0usize;
+    for i in 0..8 {
+        let p = format!("/sys/devices/system/cpu/cpu0/cache/index{i}/size");
+        let Ok(s) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        let s = s.trim();
+        let (num, mul) = match s.as_bytes().last() {
+            Some(b'K') => (&s[..s.len() - 1], 1usize << 10),
+            Some(b'M') => (&s[..s.len() - 1], 1 << 20),
+            Some(b'G') => (&s[..s.len() - 1], 1 << 30),
+            _ => (s, 1),
+        };
+        if let Ok(v) = num.parse::<usize>() {
+            best = best.max(v.saturating_mul(mul));
+        }
+    }
+    if best == 0 {
+        LLC_FALLBACK
+    } else {
+        best
+    }
+}
+
+/// Copies of a payload of `len` bytes to rotate over so that no call finds its weights in a
+/// cache: 1 when the payload is below half the LLC (the cache-resident case), else enough copies
+/// to total at least four LLCs (at least 2).
+pub fn rotation_copies(len: usize, llc: usize) -> usize {
+    if len == 0 || len < llc / 2 {
+        1
+    } else {
+        (4 * llc).div_ceil(len).max(2)
+    }
+}
+
+/// Whether a measurement ran from the caches or from memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Residency {
+    /// One copy, small enough to stay in the caches between calls.
+    Cache,
+    /// Rotated over copies totalling more than the LLC.
+    Memory,
+}
+
+/// How long and how often to measure.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Thread counts to measure (each kernel and the read bandwidth).
+    pub threads: Vec<usize>,
+    /// Keep calling a kernel at least this long.
+    pub min_time: Duration,
+    /// And at least this many times.
+    pub min_reps: usize,
+    /// Bytes of the read-bandwidth buffer.
+    pub bw_bytes: usize,
+    /// Repetitions of the read-bandwidth sum (best of).
+    pub bw_reps: usize,
+    /// The instruction set the kernels run on.
+    pub isa: Isa,
+}
+
+impl Settings {
+    /// The full report: 1 and 2 threads, 0.5 s per kernel, a 512 MiB bandwidth buffer.
+    pub fn full() -> Settings {
+        Settings {
+            threads: vec![1, 2],
+            min_time: Duration::from_millis(500),
+            min_reps: 5,
+            bw_bytes: 512 << 20,
+            bw_reps: 7,
+            isa: Isa::detect(),
+        }
+    }
+
+    /// A smoke run: 1 and 2 threads, 50 ms per kernel, a 256 MiB bandwidth buffer.
+    pub fn quick() -> Settings {
+        Settings {
+            threads: vec![1, 2],
+            min_time: Duration::from_millis(50),
+            min_reps: 2,
+            bw_bytes: 256 << 20,
+            bw_reps: 3,
+            isa: Isa::detect(),
+        }
+    }
+}
+
+/// Sum `buf` as `u64` lanes (eight independent accumulators, so the loop is bound by loads).
+fn stream_sum(buf: &[u64]) -> u64 {
+    let mut acc = [0u64; 8];
+    let mut it = buf.chunks_exact(8);
+    for c in &mut it {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a = a.wrapping_add(v);
+        }
+    }
+    let tail = it.remainder().iter().fold(0u64, |a, &v| a.wrapping_add(v));
+    acc.iter().fold(tail, |a, &v| a.wrapping_add(v))
+}
+
+/// The memory read bandwidth in bytes/s with `threads` threads: a streaming sum over `bytes`
+/// bytes (rounded down to whole `u64`s, at least 1 MiB), each thread summing its contiguous
+/// share, best of `reps` (at least 1).
+pub fn read_bandwidth(threads: usize, bytes: usize, reps: usize) -> f64 {
+    let words = (bytes / 8).max(1 << 17);
+    // Non-zero contents, so every page is really mapped and read.
+    let buf: Vec<u64> = (0..words as u64).collect();
+    read_bandwidth_in(&buf, threads, reps)
+}
+
+fn read_bandwidth_in(buf: &[u64], threads: usize, reps: usize) -> f64 {
+    let t = threads.max(1);
+    let per = buf.len().div_ceil(t);
+    let mut best = f64::INFINITY;
+    for _ in 0..reps.max(1) {
+        let t0 = Instant::now();
+        let total = std::thread::scope(|s| {
+            let hs: Vec<_> = buf
+                .chunks(per)
+                .skip(1)
+                .map(|part| s.spawn(move || stream_sum(part)))
+                .collect();
+            let mine = buf.chunks(per).next().map_or(0, stream_sum);
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or(0))
+                .fold(mine, u64::wrapping_add)
+        });
+        std::hint::black_box(total);
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    (buf.len() * 8) as f64 / best.max(1e-12)
+}
+
+/// The read bandwidth measured with one thread count.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bandwidth {
+    /// Threads.
+    pub threads: usize,
+    /// Bytes per second.
+    pub bytes_per_s: f64,
+}
+
+/// Measure [`read_bandwidth`] for each of `settings.threads` (one shared buffer).
+pub fn measure_bandwidth(settings: &Settings) -> Vec<Bandwidth> {
+    let words = (settings.bw_bytes / 8).max(1 << 17);
+    let buf: Vec<u64> = (0..words as u64).collect();
+    settings
+        .threads
+        .iter()
+        .map(|&t| Bandwidth {
+            threads: t,
+            bytes_per_s: read_bandwidth_in(&buf, t, settings.bw_reps),
+        })
+        .collect()
+}
+
+/// What was measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// `gemv` in a profile.
+    Gemv(Profile),
+    /// `dequantize_f32` of the whole tensor, in row blocks of about 2 MiB of output per thread.
+    DequantizeF32,
+    /// The canonical encoder from f32 source (grouped formats).
+    EncodeF32,
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Kernel::Gemv(p) => write!(f, "gemv {p:?}"),
+            Kernel::DequantizeF32 => f.write_str("dequant f32"),
+            Kernel::EncodeF32 => f.write_str("encode f32"),
+        }
+    }
+}
+
+/// One measured kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    /// A label: the format name (the CLI uses the tensor name).
+    pub label: String,
+    /// The format.
+    pub format: Format,
+    /// The kernel.
+    pub kernel: Kernel,
+    /// `[N, K]` (rows and row length).
+    pub shape: (usize, usize),
+    /// Threads.
+    pub threads: usize,
+    /// Best seconds per call over the whole tensor.
+    pub seconds: f64,
+    /// Logical weights per call.
+    pub weights: usize,
+    /// Weight (payload) bytes per call.
+    pub weight_bytes: usize,
+    /// Cache- or memory-resident.
+    pub residency: Residency,
+}
+
+impl Measurement {
+    /// Logical weights per second.
+    pub fn weights_per_s(&self) -> f64 {
+        self.weights as f64 / self.seconds.max(1e-12)
+    }
+
+    /// Weight (payload) bytes per second.
+    pub fn bytes_per_s(&self) -> f64 {
+        self.weight_bytes as f64 / self.seconds.max(1e-12)
+    }
+}
+
+/// Why a report could not be made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportError {
+    /// A kernel refused the call.
+    Kernel(KernelError),
+    /// The synthetic payload could not be laid out.
+    Layout(LayoutError),
+    /// The synthetic payload could not be encoded.
+    Encode(EncodeError),
+}
+
+impl From<KernelError> for ReportError {
+    fn from(e: KernelError) -> Self {
+        ReportError::Kernel(e)
+    }
+}
+
+impl From<LayoutError> for ReportError {
+    fn from(e: LayoutError) -> Self {
+        ReportError::Layout(e)
+    }
+}
+
+impl From<EncodeError> for ReportError {
+    fn from(e: EncodeError) -> Self {
+        ReportError::Encode(e)
+    }
+}
+
+impl fmt::Display for ReportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReportError::Kernel(e) => write!(f, "kernel: {e}"),
+            ReportError::Layout(e) => write!(f, "layout: {e}"),
+            ReportError::Encode(e) => write!(f, "encode: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ReportError {}
+
+/// xorshift32: reproducible synthetic data without a dependency.
+fn xorshift(mut s: u32) -> impl FnMut() -> u32 {
+    move || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    }
+}
+
+/// Uniform f32 values in `[-0.5, 0.5)`.
+pub fn synthetic_f32(len: usize, seed: u32) -> Vec<f32> {
+    let mut rnd = xorshift(seed | 1);
+    (0..len)
+        .map(|_| (rnd() >> 8) as f32 / 16_777_216.0 - 0.5)
+        .collect()
+}
+
+/// A synthetic `[n, k]` payload of `format`: random values through the canonical encoder
+/// (grouped), random E2M1 codes with E4M3FN scales near 1 and `d_w = 2` (NVFP4), random finite
+/// E4M3FN codes with a unit row scale (FP8), random BF16 / FP32 words near 1 (BF16, FP32).
+pub fn synthetic(format: Format, n: usize, k: usize) -> Result<(TensorDesc, Vec<u8>), ReportError> {
+    let desc = TensorDesc::for_format(format, &[n, k])?;
+    let mut out = vec![0u8; desc.payload_len()];
+    let mut rnd = xorshift(0x1234_5678);
+    match desc.geometry() {
+        Geometry::RowSplit(g) => {
+            let src = synthetic_f32(n * k, 0x9e37_79b9);
+            encode_row_split_with(EncodePath::detect(), 2, g, Source::F32(&src), &mut out)?;
+        }
+        Geometry::Blockscale(g) => {
+            let codes: Vec<u8> = (0..n * k).map(|_| (rnd() & 15) as u8).collect();
+            let scales: Vec<u8> = (0..n * k / 16).map(|_| 0x30 + (rnd() % 16) as u8).collect();
+            g.pack(&codes, &scales, 2.0f32.to_bits(), &mut out)?;
+        }
+        Geometry::RowScale(g) => {
+            let codes: Vec<u8> = (0..n * k).map(|_| (rnd() & 0x7e) as u8).collect();
+            g.pack(&codes, &vec![0x3c00; n], &mut out)?;
+        }
+        Geometry::Contiguous(g) => match format {
+            Format::Fp32 => {
+                let w: Vec<u32> = (0..n * k).map(|_| 0x3f80_0000 + (rnd() & 0xffff)).collect();
+                g.pack(Words::U32(&w), &mut out)?;
+            }
+            _ => {
+                let w: Vec<u16> = (0..n * k).map(|_| 0x3c00 + (rnd() & 0xff) as u16).collect();
+                g.pack(Words::U16(&w), &mut out)?;
+            }
+        },
+    }
+    Ok((desc, out))
+}
+
+/// The formats of the built-in report, in table order.
+pub const FORMATS: [Format; 8] = [
+    Format::Q4G64F16S,
+    Format::Q5G64F16S,
+    Format::Q6G64F16S,
+    Format::W8G32F16S,
+    Format::Nvfp4,
+    Format::Fp8E4m3fnRowBf16s,
+    Format::Bf16,
+    Format::Fp32,
+];
+
+/// Call `f(rep)` once to warm up, then until `settings.min_time` has passed and at least
+/// `settings.min_reps` calls were timed; the best seconds per call.
+fn best_time(
+    settings: &Settings,
+    mut f: impl FnMut(usize) -> Result<(), ReportError>,
+) -> Result<f64, ReportError> {
+    f(0)?;
+    let start = Instant::now();
+    let mut best = f64::INFINITY;
+    let mut rep = 1;
+    while rep <= settings.min_reps || start.elapsed() < settings.min_time {
+        let t0 = Instant::now();
+        f(rep)?;
+        best = best.min(t0.elapsed().as_secs_f64());
+        rep += 1;
+        if rep > 100_000 {
+            break;
+        }
+    }
+    Ok(best)
+}
+
+/// The payload copies to rotate over (see [`rotation_copies`]), borrowed.
+fn copies_of(payload: &[u8]) -> (Vec<Vec<u8>>, Residency) {
+    let c = rotation_copies(payload.len(), llc_bytes());
+    let res = if c == 1 {
+        Residency::Cache
+    } else {
+        Residency::Memory
+    };
+    ((0..c).map(|_| payload.to_vec()).collect(), res)
+}
+
+/// Measure `kernel` on a payload of `desc`, for each of `settings.threads`. Grouped formats
+/// only for [`Kernel::EncodeF32`] (the payload is re-encoded from synthetic f32 values).
+pub fn measure_kernel(
+    label: &str,
+    desc: &TensorDesc,
+    payload: &[u8],
+    kernel: Kernel,
+    settings: &Settings,
+) -> Result<Vec<Measurement>, ReportError> {
+    let shape = desc.shape();
+    let n = shape.first().copied().unwrap_or(1);
+    let k = if shape.is_empty() {
+        1
+    } else {
+        desc.numel() / n.max(1)
+    };
+    let isa = settings.isa;
+    let mut out = Vec::new();
+    match kernel {
+        Kernel::Gemv(profile) => {
+            let (copies, residency) = copies_of(payload);
+            let x = synthetic_f32(k, 0x0bad_cafe);
+            let mut y = vec![0f32; n];
+            for &t in &settings.threads {
+                let s = best_time(settings, |rep| {
+                    isa.gemv(desc, &copies[rep % copies.len()], profile, &x, &mut y, t)?;
+                    Ok(())
+                })?;
+                out.push(Measurement {
+                    label: label.to_string(),
+                    format: desc.format(),
+                    kernel,
+                    shape: (n, k),
+                    threads: t,
+                    seconds: s,
+                    weights: n * k,
+                    weight_bytes: payload.len(),
+                    residency,
+                });
+            }
+        }
+        Kernel::DequantizeF32 => {
+            let (copies, residency) = copies_of(payload);
+            for &t in &settings.threads {
+                // Row blocks of about 2 MiB of output per thread: the stores stay in the caches
+                // and a call is long enough to hide the thread start.
+                let rows = ((t.max(1) << 19) / k.max(1)).clamp(1, n.max(1));
+                let mut buf = vec![0f32; rows * k];
+                let s = best_time(settings, |rep| {
+                    let p = &copies[rep % copies.len()];
+                    let mut r0 = 0;
+                    while r0 < n {
+                        let r1 = (r0 + rows).min(n);
+                        isa.dequantize_f32(desc, p, r0..r1, &mut buf[..(r1 - r0) * k], t)?;
+                        r0 = r1;
+                    }
+                    Ok(())
+                })?;
+                out.push(Measurement {
+                    label: label.to_string(),
+                    format: desc.format(),
+                    kernel,
+                    shape: (n, k),
+                    threads: t,
+                    seconds: s,
+                    weights: n * k,
+                    weight_bytes: payload.len(),
+                    residency,
+                });
+            }
+        }
+        Kernel::EncodeF32 => {
+            let Geometry::RowSplit(g) = desc.geometry() else {
+                return Ok(out);
+            };
+            let path = EncodePath::new(isa).unwrap_or_else(EncodePath::detect);
+            let src = synthetic_f32(n * k, 0x5eed_f00d);
+            let mut buf = vec![0u8; g.len];
+            let residency = if rotation_copies(src.len() * 4, llc_bytes()) == 1 {
+                Residency::Cache
+            } else {
+                Residency::Memory
+            };
+            for &t in &settings.threads {
+                let s = best_time(settings, |_| {
+                    encode_row_split_with(path, t, g, Source::F32(&src), &mut buf)?;
+                    Ok(())
+                })?;
+                out.push(Measurement {
+                    label: label.to_string(),
+                    format: desc.format(),
+                    kernel,
+                    shape: (n, k),
+                    threads: t,
+                    seconds: s,
+                    weights: n * k,
+                    weight_bytes: g.len,
+                    residency,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The kernels the report measures for `format`: GEMV in every whitelisted profile, dequantize
+/// to f32, and the encoder for the grouped formats.
+pub fn kernels_for(format: Format) -> Vec<Kernel> {
+    let mut v = vec![Kernel::Gemv(Profile::F32)];
+    let grouped = matches!(
+        format,
+        Format::Q4G64F16S | Format::Q5G64F16S | Format::Q6G64F16S | Format::W8G32F16S
+    );
+    if grouped || format == Format::Nvfp4 {
+        v.push(Kernel::Gemv(Profile::I8));
+    }
+    v.push(Kernel::DequantizeF32);
+    if grouped {
+        v.push(Kernel::EncodeF32);
+    }
+    v
+}
+
+/// A finished report.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The instruction set the kernels ran on.
+    pub isa: Isa,
+    /// The LLC size used for the rotation.
+    pub llc: usize,
+    /// The read bandwidth per thread count.
+    pub bandwidth: Vec<Bandwidth>,
+    /// The kernels.
+    pub rows: Vec<Measurement>,
+}
+
+impl Report {
+    /// Start a report: measure the read bandwidth for `settings.threads`.
+    pub fn start(settings: &Settings) -> Report {
+        Report {
+            isa: settings.isa,
+            llc: llc_bytes(),
+            bandwidth: measure_bandwidth(settings),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The read bandwidth measured with `threads` threads.
+    pub fn bandwidth_for(&self, threads: usize) -> Option<f64> {
+        self.bandwidth
+            .iter()
+            .find(|b| b.threads == threads)
+            .map(|b| b.bytes_per_s)
+    }
+
+    /// `m`'s weight bytes/s over the read bandwidth at its thread count.
+    pub fn ratio(&self, m: &Measurement) -> Option<f64> {
+        self.bandwidth_for(m.threads).map(|bw| m.bytes_per_s() / bw)
+    }
+
+    /// The header lines (instruction set, LLC, bandwidth).
+    pub fn header(&self) -> String {
+        let mut s = format!(
+            "isa {:?}, LLC {} MiB; memory read bandwidth (streaming sum, best of N):",
+            self.isa,
+            self.llc >> 20
+        );
+        for b in &self.bandwidth {
+            s += &format!(" {} thr {:.1} GB/s;", b.threads, b.bytes_per_s / 1e9);
+        }
+        s.pop();
+        s + &format!(
+            "\n{:<22} {:<12} {:>11} {:>4} {:>3} {:>9} {:>10} {:>9} {:>7}",
+            "kernel", "op", "shape", "res", "thr", "ms", "Gweights/s", "GB/s", "of bw"
+        )
+    }
+
+    /// One table line.
+    pub fn line(&self, m: &Measurement) -> String {
+        let ratio = self
+            .ratio(m)
+            .map_or_else(|| "-".to_string(), |r| format!("{:.0}%", 100.0 * r));
+        format!(
+            "{:<22} {:<12} {:>11} {:>4} {:>3} {:>9.3} {:>10.2} {:>9.2} {:>7}",
+            m.label,
+            m.kernel.to_string(),
+            format!("{}x{}", m.shape.0, m.shape.1),
+            match m.residency {
+                Residency::Cache => "llc",
+                Residency::Memory => "mem",
+            },
+            m.threads,
+            m.seconds * 1e3,
+            m.weights_per_s() / 1e9,
+            m.bytes_per_s() / 1e9,
+            ratio
+        )
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.header())?;
+        for m in &self.rows {
+            writeln!(f, "{}", self.line(m))?;
+        }
+        Ok(())
+    }
+}
+
+/// The built-in report: the read bandwidth, then every kernel of [`kernels_for`] for each of
+/// `formats` at each `[n, k]` of `shapes`. `each` sees the report and each new measurement as
+/// it is made (to print progressively).
+pub fn run_builtin(
+    shapes: &[(usize, usize)],
+    formats: &[Format],
+    settings: &Settings,
+    mut each: impl FnMut(&Report, &Measurement),
+) -> Result<Report, ReportError> {
+    let mut report = Report::start(settings);
+    for &(n, k) in shapes {
+        for &f in formats {
+            let (desc, payload) = synthetic(f, n, k)?;
+            for kernel in kernels_for(f) {
+                for m in measure_kernel(f.name(), &desc, &payload, kernel, settings)? {
+                    each(&report, &m);
+                    report.rows.push(m);
+                }
+            }
+        }
+    }
+    Ok(report)
+}

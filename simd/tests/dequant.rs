@@ -1,0 +1,212 @@
+//! Dequantize and gather: every instruction-set path against the core oracle
+//! (`TensorDesc::decode_f32`), bit for bit, at the awkward shapes, unaligned buffers and
+//! 1/2/3 threads. The ISA list is `Isa::available()`: on x86-64 with AVX2 that is V3, V3_512b
+//! (the 16-lane shapes) and Scalar (plus V4 on AVX-512 hardware); under qemu-aarch64 NEON,
+//! NEON without dotprod and Scalar.
+
+mod common;
+
+use common::*;
+use ninfer_core::layout::{LayoutError, TensorDesc};
+use ninfer_core::registry::Format;
+use ninfer_simd::{Isa, KernelError, Op, Profile};
+
+fn every_shape(format: Format) {
+    for isa in Isa::available() {
+        for (i, &k) in ks_for(format).iter().enumerate() {
+            for (j, &n) in NS.iter().enumerate() {
+                let (desc, p) = build(format, n, k, 0x9e37 + 31 * i as u64 + j as u64);
+                check_dequant(isa, &desc, &p, 1 + (i + j) % 3);
+            }
+        }
+    }
+}
+
+#[test]
+fn q4_dequantize_matches_oracle_bit_for_bit() {
+    every_shape(Format::Q4G64F16S);
+}
+
+#[test]
+fn q5_dequantize_matches_oracle_bit_for_bit() {
+    every_shape(Format::Q5G64F16S);
+}
+
+#[test]
+fn q6_dequantize_matches_oracle_bit_for_bit() {
+    every_shape(Format::Q6G64F16S);
+}
+
+#[test]
+fn w8_dequantize_matches_oracle_bit_for_bit() {
+    every_shape(Format::W8G32F16S);
+}
+
+#[test]
+fn nvfp4_dequantize_matches_oracle_bit_for_bit() {
+    every_shape(Format::Nvfp4);
+}
+
+#[test]
+fn fp8_dequantize_matches_oracle_bit_for_bit() {
+    every_shape(Format::Fp8E4m3fnRowBf16s);
+}
+
+#[test]
+fn bf16_and_fp32_dequantize_match_oracle_bit_for_bit() {
+    every_shape(Format::Bf16);
+    every_shape(Format::Fp32);
+}
+
+#[test]
+fn every_fp8_code_and_extreme_row_scales_decode_exactly() {
+    // All 254 valid codes in each row, row scales from the smallest subnormal BF16 to large
+    // ones: products that round, that are subnormal, and signed zeros.
+    let scales = [0x0001u16, 0x0080, 0x3f80, 0x3e4d, 0x4049, 0x7f00, 0x0000, 0x00ff];
+    let codes: Vec<u8> = (0..=255u8).filter(|c| c & 0x7f != 0x7f).collect();
+    let k = codes.len();
+    let n = scales.len();
+    let desc = TensorDesc::for_format(Format::Fp8E4m3fnRowBf16s, &[n, k]).unwrap();
+    let mut all = Vec::new();
+    for (r, &s) in scales.iter().enumerate() {
+        // A zero row may only hold signed zeros.
+        all.extend(
+            codes
+                .iter()
+                .map(|&c| if s == 0 { c & 0x80 } else { c.rotate_left(r as u32) }),
+        );
+    }
+    // rotate_left can produce a NaN word; map those back to a valid one.
+    for c in all.iter_mut() {
+        if *c & 0x7f == 0x7f {
+            *c &= 0xfe;
+        }
+    }
+    let mut p = vec![0u8; desc.payload_len()];
+    if let ninfer_core::layout::Geometry::RowScale(g) = desc.geometry() {
+        g.pack(&all, &scales, &mut p).unwrap();
+    }
+    for isa in Isa::available() {
+        check_dequant(isa, &desc, &p, 2);
+    }
+}
+
+#[test]
+fn every_e2m1_word_and_e4m3fn_scale_decodes_exactly() {
+    // Each row holds all 16 E2M1 words per block; the 127 valid scale words cycle over blocks;
+    // divisors that round (3), are tiny (1e-30) or huge (7e20).
+    let (n, k) = (3, 127 * 16 + 16);
+    for d in [3.0f32, 1e-30, 7.0e20, 1.0] {
+        let desc = TensorDesc::for_format(Format::Nvfp4, &[n, k]).unwrap();
+        let codes: Vec<u8> = (0..n * k).map(|i| (i % 16) as u8).collect();
+        let scales: Vec<u8> = (0..n * k / 16).map(|i| (i % 127) as u8).collect();
+        let mut p = vec![0u8; desc.payload_len()];
+        if let ninfer_core::layout::Geometry::Blockscale(g) = desc.geometry() {
+            g.pack(&codes, &scales, d.to_bits(), &mut p).unwrap();
+        }
+        for isa in Isa::available() {
+            check_dequant(isa, &desc, &p, 3);
+        }
+    }
+}
+
+#[test]
+fn f32_to_bf16_rne_matches_the_core_oracle() {
+    let mut rng = Rng(7);
+    let mut bits: Vec<u32> = (0..200_000).map(|_| rng.next() as u32).collect();
+    for w in (0..=u16::MAX as u32).step_by(3) {
+        let b = w << 16;
+        bits.extend([b, b | 0x7fff, b | 0x8000, b | 0x8001, b | 0xffff]);
+    }
+    for b in bits {
+        let x = f32::from_bits(b);
+        assert_eq!(
+            ninfer_simd::f32_to_bf16_rne(x),
+            ninfer_core::word::bf16::f32_to_bf16_rne(x),
+            "{b:#010x}"
+        );
+    }
+}
+
+#[test]
+fn contiguous_tensors_of_other_ranks_decode_by_first_dimension() {
+    let desc = TensorDesc::for_format(Format::Bf16, &[4, 3, 5]).unwrap();
+    let words: Vec<u16> = (0..60u16).map(|i| 0x3f80 + i * 3).collect();
+    let mut p = vec![0u8; desc.payload_len()];
+    if let ninfer_core::layout::Geometry::Contiguous(g) = desc.geometry() {
+        g.pack(ninfer_core::layout::contiguous::Words::U16(&words), &mut p)
+            .unwrap();
+    }
+    let want = oracle(&desc, &p);
+    for isa in Isa::available() {
+        let mut out = vec![0f32; 2 * 15];
+        isa.dequantize_f32(&desc, &p, 1..3, &mut out, 2).unwrap();
+        assert!(out
+            .iter()
+            .zip(&want[15..45])
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        let mut g = vec![0f32; 15];
+        isa.gather_f32(&desc, &p, &[3], &mut g, 1).unwrap();
+        assert!(g.iter().zip(&want[45..]).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+}
+
+#[test]
+fn bad_requests_are_errors_not_panics() {
+    let (desc, p) = build(Format::Q4G64F16S, 7, 65, 1);
+    let isa = Isa::detect();
+    let mut out = vec![0f32; 7 * 65];
+    // Rows out of range.
+    assert_eq!(
+        isa.dequantize_f32(&desc, &p, 3..8, &mut out[..5 * 65], 1),
+        Err(KernelError::RowOutOfRange {
+            position: 0,
+            row: 8,
+            rows: 7
+        })
+    );
+    assert_eq!(
+        isa.gather_f32(&desc, &p, &[0, 7], &mut out[..2 * 65], 1),
+        Err(KernelError::RowOutOfRange {
+            position: 1,
+            row: 7,
+            rows: 7
+        })
+    );
+    // Output length.
+    assert_eq!(
+        isa.dequantize_f32(&desc, &p, 0..7, &mut out[1..], 1),
+        Err(KernelError::BufferLength {
+            what: "out",
+            expected: 7 * 65,
+            actual: 7 * 65 - 1
+        })
+    );
+    // Payload length.
+    assert!(matches!(
+        isa.dequantize_f32(&desc, &p[1..], 0..7, &mut out, 1),
+        Err(KernelError::Layout(LayoutError::PayloadLength { .. }))
+    ));
+    // I32 has no f32 meaning: not in the whitelist.
+    let d32 = TensorDesc::for_format(Format::I32, &[2, 2]).unwrap();
+    let e = isa
+        .dequantize_f32(&d32, &[0u8; 16], 0..2, &mut [0f32; 4], 1)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        KernelError::Unsupported {
+            format: Format::I32,
+            layout: ninfer_core::registry::Layout::ContiguousLeV1,
+            op: Op::DequantizeF32,
+            profile: Profile::Exact,
+            platform: isa.platform(),
+        }
+    );
+    assert!(
+        e.to_string().contains("I32") && e.to_string().contains("DequantizeF32"),
+        "{e}"
+    );
+    // Empty ranges and lists are fine.
+    isa.dequantize_f32(&desc, &p, 3..3, &mut [], 2).unwrap();
+    isa.gather_bf16(&desc, &p, &[], &mut [], 2).unwrap();
+}
