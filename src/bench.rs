@@ -1,22 +1,50 @@
-//! Decode throughput, per tensor.
+//! Decode throughput per tensor and the SIMD bandwidth report behind `ninfer bench`.
 //!
-//! For now every number comes from the core's scalar oracle path, [`TensorDesc::decode_f32`],
-//! through the [`DecodeBackend`] hook. **Switch point:** when `ninfer_simd` exposes its decode
-//! kernels and bandwidth report, add a backend here that calls it and make [`default_backend`]
-//! return it (and let `ninfer bench` print the SIMD report); the demo and `bench` pick it up
-//! without other changes. No bandwidth ratio is claimed here: the figures are measured decode
-//! rates of this backend on this machine, nothing more.
+//! [`default_backend`] is the SIMD decode of `ninfer_simd` ([`SimdDecode`]: `dequantize_f32` on
+//! the detected instruction set, all available threads); the core's scalar oracle path stays
+//! available as [`CoreDecode`]. The demo's per-tensor decode column uses the default backend.
+//!
+//! `ninfer bench` prints `ninfer_simd::report`: it first measures the machine's memory read
+//! bandwidth (1 and 2 threads), then per kernel weights/s, GB/s of weight bytes and the ratio
+//! to that bandwidth — on an artifact's own tensors ([`report_container`]) or on built-in
+//! synthetic shapes ([`report_builtin`]). The ratio only means "from memory" for tensors larger
+//! than the last-level cache; smaller ones are marked `llc` (cache-resident).
 
+use ninfer_core::container::Container;
 use ninfer_core::layout::{LayoutError, TensorDesc};
 use ninfer_core::registry::Format;
+use ninfer_simd::report::{kernels_for, measure_kernel, run_builtin, Kernel, Report, ReportError, Settings};
+use ninfer_simd::KernelError;
+use std::fmt;
+use std::io::Write;
 use std::time::{Duration, Instant};
+
+/// Why a backend could not decode a payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The core layout codec refused it.
+    Layout(LayoutError),
+    /// The SIMD kernel refused it.
+    Kernel(KernelError),
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Layout(e) => write!(f, "{e}"),
+            DecodeError::Kernel(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
 
 /// A way to decode a whole payload to f32.
 pub trait DecodeBackend {
     /// Name shown in reports.
     fn name(&self) -> &'static str;
     /// Decode `payload` (described by `desc`) into `out` (`desc.numel()` values).
-    fn decode_f32(&self, desc: &TensorDesc, payload: &[u8], out: &mut [f32]) -> Result<(), LayoutError>;
+    fn decode_f32(&self, desc: &TensorDesc, payload: &[u8], out: &mut [f32]) -> Result<(), DecodeError>;
 }
 
 /// The core's scalar decode ([`TensorDesc::decode_f32`]).
@@ -26,14 +54,33 @@ impl DecodeBackend for CoreDecode {
     fn name(&self) -> &'static str {
         "ninfer-core scalar decode_f32"
     }
-    fn decode_f32(&self, desc: &TensorDesc, payload: &[u8], out: &mut [f32]) -> Result<(), LayoutError> {
-        desc.decode_f32(payload, out)
+    fn decode_f32(&self, desc: &TensorDesc, payload: &[u8], out: &mut [f32]) -> Result<(), DecodeError> {
+        desc.decode_f32(payload, out).map_err(DecodeError::Layout)
     }
 }
 
-/// The backend `demo` and `bench` use (the SIMD switch point, see the module docs).
+/// `ninfer_simd::dequantize_f32` on the detected instruction set with all available threads
+/// (bit-exact with the core decode). A rank-0 tensor (one word) has no rows for the kernel and
+/// is decoded by the core.
+pub struct SimdDecode;
+
+impl DecodeBackend for SimdDecode {
+    fn name(&self) -> &'static str {
+        "ninfer-simd dequantize_f32 (detected ISA, all threads)"
+    }
+    fn decode_f32(&self, desc: &TensorDesc, payload: &[u8], out: &mut [f32]) -> Result<(), DecodeError> {
+        if desc.rank() == 0 {
+            return CoreDecode.decode_f32(desc, payload, out);
+        }
+        let rows = desc.shape()[0];
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        ninfer_simd::dequantize_f32(desc, payload, 0..rows, out, threads).map_err(DecodeError::Kernel)
+    }
+}
+
+/// The backend `demo` and `bench` use.
 pub fn default_backend() -> &'static dyn DecodeBackend {
-    &CoreDecode
+    &SimdDecode
 }
 
 /// A measured decode rate.
@@ -48,7 +95,7 @@ pub struct Throughput {
 }
 
 /// Time whole-tensor decodes for about `budget` (at least one timed run after a warm-up).
-/// `None` for I32 (no f32 meaning) and empty tensors.
+/// `None` for I32 (no f32 meaning), empty tensors and payloads the backend refuses.
 pub fn measure(
     backend: &dyn DecodeBackend,
     desc: &TensorDesc,
@@ -76,4 +123,62 @@ pub fn measure(
         payload_bytes_per_s: payload.len() as f64 * reps as f64 / secs,
         reps,
     })
+}
+
+/// The report over an artifact's own tensors: GEMV in each whitelisted profile for rank-2
+/// tensors, dequantize to f32 for every tensor of rank >= 1 (I32 and empty tensors are skipped;
+/// the encoder needs a source and is not measured here). Lines are written as they are measured.
+pub fn report_container(
+    c: &Container<'_>,
+    settings: &Settings,
+    out: &mut dyn Write,
+) -> std::io::Result<Report> {
+    let mut report = Report::start(settings);
+    writeln!(out, "{}", report.header())?;
+    for e in c.entries() {
+        let desc = &e.desc;
+        if desc.format() == Format::I32 || desc.numel() == 0 || desc.rank() == 0 {
+            continue;
+        }
+        for kernel in kernels_for(desc.format()) {
+            let wanted = match kernel {
+                Kernel::Gemv(_) => desc.rank() == 2,
+                Kernel::DequantizeF32 => true,
+                Kernel::EncodeF32 => false,
+            };
+            if !wanted {
+                continue;
+            }
+            match measure_kernel(e.name, desc, e.payload, kernel, settings) {
+                Ok(ms) => {
+                    for m in ms {
+                        writeln!(out, "{}", report.line(&m))?;
+                        report.rows.push(m);
+                    }
+                }
+                Err(err) => writeln!(out, "{:<22} {:<12} refused: {err}", e.name, kernel.to_string())?,
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// The report on built-in synthetic `[n, k]` shapes for every format
+/// (`ninfer_simd::report::run_builtin`), lines written as they are measured.
+pub fn report_builtin(
+    shapes: &[(usize, usize)],
+    settings: &Settings,
+    out: &mut dyn Write,
+) -> Result<Report, ReportError> {
+    let mut first = true;
+    let mut io_ok = true;
+    let r = run_builtin(shapes, &ninfer_simd::report::FORMATS, settings, |rep, m| {
+        if first {
+            io_ok &= writeln!(out, "{}", rep.header()).is_ok();
+            first = false;
+        }
+        io_ok &= writeln!(out, "{}", rep.line(m)).is_ok();
+    });
+    let _ = io_ok;
+    r
 }

@@ -1,6 +1,5 @@
 //! The `ninfer` command line (clap derive). `main.rs` calls [`main`].
 
-use crate::bench::{default_backend, measure};
 use crate::container::Artifact;
 use crate::convert::recipe::Recipe;
 use crate::convert::source::SourceSet;
@@ -63,14 +62,24 @@ pub enum Cmd {
         #[arg(long, num_args = 1..)]
         source: Vec<PathBuf>,
     },
-    /// Decode throughput per tensor (core scalar decode until ninfer_simd provides its report),
-    /// on an artifact or, without FILE, on the demo's tensors.
+    /// The SIMD bandwidth report: the memory read bandwidth (1 and 2 threads), then per kernel
+    /// (GEMV per profile, dequantize) weights/s, GB/s of weight bytes and the ratio to that
+    /// bandwidth, on an artifact's tensors or, without FILE, on built-in synthetic shapes.
     Bench {
-        /// The artifact (default: build the demo artifact in a temporary directory).
+        /// The artifact (default: built-in synthetic tensors of every format, see --shape).
         file: Option<PathBuf>,
-        /// Seconds of timing per tensor.
-        #[arg(long, default_value_t = 0.2)]
+        /// Seconds of timing per kernel and thread count (the best call is reported).
+        #[arg(long, default_value_t = 0.5)]
         seconds: f64,
+        /// Built-in shapes NxK (repeatable; default 8192x8192). Ignored with FILE.
+        #[arg(long)]
+        shape: Vec<String>,
+        /// Thread counts, comma-separated.
+        #[arg(long, default_value = "1,2")]
+        threads: String,
+        /// MiB of the read-bandwidth buffer (keep it far above the last-level cache).
+        #[arg(long, default_value_t = 512)]
+        bw_mib: usize,
     },
 }
 
@@ -252,59 +261,63 @@ pub fn run(cli: Cli) -> Result<()> {
             )
             .map_err(io)?;
         }
-        Cmd::Bench { file, seconds } => {
-            let tmp;
-            let path = match file {
-                Some(f) => f,
+        Cmd::Bench {
+            file,
+            seconds,
+            shape,
+            threads,
+            bw_mib,
+        } => {
+            let mut settings = ninfer_simd::report::Settings::full();
+            settings.min_time = duration(seconds);
+            settings.min_reps = 2;
+            settings.bw_bytes = bw_mib.clamp(1, 1 << 16) << 20;
+            settings.threads = threads
+                .split(',')
+                .map(|t| t.trim().parse::<usize>().ok().filter(|t| (1..=256).contains(t)))
+                .collect::<Option<Vec<_>>>()
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| {
+                    Error::file(format!("--threads: `{threads}` is not a list of counts 1..=256"))
+                })?;
+            match file {
+                Some(path) => {
+                    let art = Artifact::open(&path)?;
+                    let c = art.container()?;
+                    writeln!(
+                        out,
+                        "bandwidth report on {} ({} tensors)",
+                        path.display(),
+                        c.len()
+                    )
+                    .map_err(io)?;
+                    crate::bench::report_container(&c, &settings, &mut out).map_err(io)?;
+                }
                 None => {
-                    tmp =
-                        tempfile::tempdir().map_err(|e| Error::file(format!("temporary directory: {e}")))?;
-                    let (ts, _) = crate::demo::demo_checkpoint();
-                    let sp = tmp.path().join("demo-block.safetensors");
-                    crate::demo::write_safetensors(&sp, &ts, None)?;
-                    let recipe = Recipe::parse(crate::demo::DEMO_RECIPE)?;
-                    let ap = tmp.path().join("demo-block.ninfer");
-                    crate::convert::convert(&[sp], &ap, &recipe, true)?;
-                    ap
+                    let mut shapes = Vec::new();
+                    for s in &shape {
+                        let parsed = s
+                            .split_once('x')
+                            .and_then(|(n, k)| Some((n.parse::<usize>().ok()?, k.parse::<usize>().ok()?)))
+                            .filter(|&(n, k)| {
+                                n >= 1
+                                    && k >= 64
+                                    && k % 64 == 0
+                                    && n.checked_mul(k).is_some_and(|nk| nk <= 1 << 28)
+                            });
+                        shapes.push(parsed.ok_or_else(|| {
+                            Error::file(format!(
+                                "--shape: `{s}` is not NxK (N >= 1, K a multiple of 64, N*K <= 2^28)"
+                            ))
+                        })?);
+                    }
+                    if shapes.is_empty() {
+                        shapes.push((8192, 8192));
+                    }
+                    writeln!(out, "bandwidth report on built-in synthetic tensors").map_err(io)?;
+                    crate::bench::report_builtin(&shapes, &settings, &mut out)
+                        .map_err(|e| Error::file(format!("report: {e}")))?;
                 }
-            };
-            let art = Artifact::open(&path)?;
-            let c = art.container()?;
-            let backend = default_backend();
-            writeln!(
-                out,
-                "decode throughput, backend: {} (whole tensor to f32; SIMD report pending ninfer_simd)",
-                backend.name()
-            )
-            .map_err(io)?;
-            writeln!(
-                out,
-                "{:<48} {:<20} {:>12} {:>12} {:>8}",
-                "tensor", "format", "Mweights/s", "payload MB/s", "reps"
-            )
-            .map_err(io)?;
-            for e in c.entries() {
-                match measure(backend, &e.desc, e.payload, duration(seconds)) {
-                    Some(t) => writeln!(
-                        out,
-                        "{:<48} {:<20} {:>12.1} {:>12.1} {:>8}",
-                        e.name,
-                        e.format().name(),
-                        t.weights_per_s / 1e6,
-                        t.payload_bytes_per_s / 1e6,
-                        t.reps
-                    ),
-                    None => writeln!(
-                        out,
-                        "{:<48} {:<20} {:>12} {:>12} {:>8}",
-                        e.name,
-                        e.format().name(),
-                        "-",
-                        "-",
-                        "-"
-                    ),
-                }
-                .map_err(io)?;
             }
         }
     }

@@ -162,10 +162,14 @@ fn convert_inspect_verify_bench_round_trip() {
     let o = ninfer(&["verify", s(&out)]);
     assert!(o.status.success());
 
-    let o = ninfer(&["bench", s(&out), "--seconds", "0.001"]);
+    let o = ninfer(&["bench", s(&out), "--seconds", "0.001", "--bw-mib", "8"]);
     let (so, se) = text(&o);
     assert!(o.status.success(), "{se}");
-    assert!(so.contains("Mweights/s") && so.contains("l.q"), "{so}");
+    assert!(so.contains("read bandwidth") && so.contains("of bw"), "{so}");
+    assert!(
+        so.contains("l.q") && so.contains("gemv I8") && so.contains("dequant f32"),
+        "{so}"
+    );
 }
 
 #[test]
