@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python3 -m pip install --quiet --disable-pip-version-check nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl
+# Pinned to the versions the kernels were last checked with.
+python3 -m pip install --quiet --disable-pip-version-check \
+  nvidia-cuda-nvcc==13.5.37 nvidia-cuda-runtime==13.5.37 nvidia-cuda-crt==13.5.37 nvidia-cuda-cccl==13.3.5.0.6
 NV_ROOT="$(python3 -c 'import nvidia, os; print(list(nvidia.__path__)[0])')"
 NVCC="$(ls "$NV_ROOT"/cu*/bin/nvcc | sort -V | tail -n 1)"
 if ! command -v g++-12 >/dev/null; then

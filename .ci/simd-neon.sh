@@ -13,4 +13,5 @@ rustup target add aarch64-unknown-linux-gnu
 # qemu-aarch64 emulates the "max" CPU, which has dotprod: Isa::Neon runs `sdot`,
 # Isa::NeonNoDotprod the widening-multiply fallback, Isa::Scalar the scalar twins.
 # The AVX-512 tests print their SKIPPED lines here (no x86 on aarch64); --nocapture shows them.
-cargo test -p ninfer-simd --target aarch64-unknown-linux-gnu -- --nocapture
+# Release: the emulated tests run about ten times faster, which outweighs the longer build.
+cargo test --release -p ninfer-simd --target aarch64-unknown-linux-gnu -- --nocapture
