@@ -289,3 +289,89 @@ fn bad_inputs_exit_nonzero_name_the_tensor_and_write_nothing() {
     let o = ninfer(&["convert", "only-one-path"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_convert_killed_part_way_leaves_the_target_path_untouched() {
+    // Many tensors so the conversion runs long enough to be killed while the temporary file is
+    // being written. SIGKILL allows no cleanup: the guarantee is about the target path, which
+    // only ever holds the previous artifact or the complete new one (write, fsync, rename).
+    let mut rng = Rng::new(5);
+    let ts: Vec<StTensor> = (0..8)
+        .map(|i| {
+            StTensor::f32(
+                &format!("t{i:02}.w"),
+                &[256, 4096],
+                &dense_weights(&mut rng, 256, 4096, 0.05),
+            )
+        })
+        .collect();
+    let f = fixture(
+        &ts,
+        "name = \"kill\"\n[[tensor]]\nmatch = \"*\"\nformat = \"W8G32_F16S\"\n",
+    );
+    let out = f.dir.join("out.ninfer");
+    std::fs::write(&out, b"previous artifact").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ninfer"))
+        .args(["convert", s(&f.src), s(&out), "--recipe", s(&f.recipe), "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let partial_seen = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".partial"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut killed_mid_write = false;
+    while std::time::Instant::now() < deadline {
+        if partial_seen(&f.dir) {
+            child.kill().unwrap();
+            killed_mid_write = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        killed_mid_write,
+        "the conversion finished before it could be killed ({status:?})"
+    );
+    assert!(!status.success());
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous artifact");
+    // Without a previous artifact, nothing at all appears at the target.
+    let out2 = f.dir.join("fresh.ninfer");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ninfer"))
+        .args(["convert", s(&f.src), s(&out2), "--recipe", s(&f.recipe), "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for e in std::fs::read_dir(&f.dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.to_string_lossy().ends_with(".partial") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let mut killed = false;
+    while std::time::Instant::now() < deadline {
+        if partial_seen(&f.dir) {
+            child.kill().unwrap();
+            killed = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child.wait().unwrap();
+    assert!(killed, "the second conversion finished before it could be killed");
+    assert!(
+        !out2.exists(),
+        "a killed conversion left a file at the target path"
+    );
+}
