@@ -296,7 +296,7 @@ fn a_convert_killed_part_way_leaves_the_target_path_untouched() {
     // being written. SIGKILL allows no cleanup: the guarantee is about the target path, which
     // only ever holds the previous artifact or the complete new one (write, fsync, rename).
     let mut rng = Rng::new(5);
-    let ts: Vec<StTensor> = (0..8)
+    let ts: Vec<StTensor> = (0..16)
         .map(|i| {
             StTensor::f32(
                 &format!("t{i:02}.w"),
@@ -344,18 +344,19 @@ fn a_convert_killed_part_way_leaves_the_target_path_untouched() {
     assert_eq!(std::fs::read(&out).unwrap(), b"previous artifact");
     // Without a previous artifact, nothing at all appears at the target.
     let out2 = f.dir.join("fresh.ninfer");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ninfer"))
-        .args(["convert", s(&f.src), s(&out2), "--recipe", s(&f.recipe), "-q"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    // Clear the first run's leftover temporary file before starting the second.
     for e in std::fs::read_dir(&f.dir).unwrap() {
         let p = e.unwrap().path();
         if p.to_string_lossy().ends_with(".partial") {
             std::fs::remove_file(p).unwrap();
         }
     }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ninfer"))
+        .args(["convert", s(&f.src), s(&out2), "--recipe", s(&f.recipe), "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let mut killed = false;
     while std::time::Instant::now() < deadline {
         if partial_seen(&f.dir) {
