@@ -81,6 +81,8 @@ use ninfer_core::word::f16::f16_to_f32_bits;
 use ninfer_core::word::fp32::f64_to_f32_rne_checked;
 use pulp::{Simd, WithSimd};
 
+#[cfg(target_arch = "x86_64")]
+use crate::isa::As512b;
 use crate::Isa;
 
 /// 1.5 * 2^23: adding it to a binary32 of magnitude <= 2^22 rounds to an integer, ties to even.
@@ -178,22 +180,6 @@ impl EncodePath {
             #[cfg(target_arch = "aarch64")]
             Token::Neon(s) => Simd::vectorize(s, op),
         }
-    }
-}
-
-/// Re-enters `Op` with the 16-lane `V3_512b` token from inside V3's `target_feature` context.
-/// (`Simd::vectorize` of `pulp::x86::V3_512b` hands the op the plain 8-lane `V3` token, so it
-/// cannot be used to reach the 16-lane code.)
-#[cfg(target_arch = "x86_64")]
-struct As512b<Op>(pulp::x86::V3, Op);
-
-#[cfg(target_arch = "x86_64")]
-impl<Op: WithSimd> WithSimd for As512b<Op> {
-    type Output = Op::Output;
-
-    #[inline(always)]
-    fn with_simd<S: Simd>(self, _: S) -> Op::Output {
-        self.1.with_simd(pulp::x86::V3_512b(self.0))
     }
 }
 

@@ -151,11 +151,52 @@ impl Token {
             #[cfg(target_arch = "x86_64")]
             Token::V3(s) => Simd::vectorize(s, op),
             #[cfg(target_arch = "x86_64")]
-            Token::V3_512b(s) => Simd::vectorize(pulp::x86::V3_512b(s), op),
+            Token::V3_512b(s) => Simd::vectorize(s, As512b(s, op)),
             #[cfg(target_arch = "x86_64")]
             Token::V4(s, _) => Simd::vectorize(s, op),
             #[cfg(target_arch = "aarch64")]
             Token::Neon(s, _) => Simd::vectorize(s, op),
+        }
+    }
+}
+
+/// Re-enters `Op` with the 16-lane `V3_512b` token from inside V3's `target_feature` context.
+/// (`Simd::vectorize` of `pulp::x86::V3_512b` hands the op the plain 8-lane `V3` token, so it
+/// cannot be used to reach the 16-lane code.)
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct As512b<Op>(pub(crate) pulp::x86::V3, pub(crate) Op);
+
+#[cfg(target_arch = "x86_64")]
+impl<Op: WithSimd> WithSimd for As512b<Op> {
+    type Output = Op::Output;
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> Op::Output {
+        self.1.with_simd(pulp::x86::V3_512b(self.0))
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    struct Lanes;
+    impl WithSimd for Lanes {
+        type Output = usize;
+        #[inline(always)]
+        fn with_simd<S: Simd>(self, _: S) -> usize {
+            S::F32_LANES
+        }
+    }
+
+    #[test]
+    fn each_token_runs_kernels_at_its_own_lane_count() {
+        // V3_512b must reach the 16-lane shapes (pulp's own `vectorize` would hand V3's 8).
+        for (isa, lanes) in [(Isa::Scalar, 1), (Isa::V3, 8), (Isa::V3_512b, 16), (Isa::V4, 16)] {
+            match isa.token() {
+                Ok(t) => assert_eq!(t.vectorize(Lanes), lanes, "{isa:?}"),
+                Err(_) => std::println!("SKIPPED: {isa:?} not available on this CPU"),
+            }
         }
     }
 }

@@ -69,13 +69,24 @@
 //!
 //! ## Dispatch
 //!
-//! One run-time dispatch per call ([`Isa::detect`]): AVX-512 (`pulp::x86::V4`), AVX2 + FMA
-//! (`pulp::x86::V3`), NEON (aarch64), else scalar. The dequantize kernels and the `F32` GEMV
-//! are written once over `pulp::Simd` (`WithSimd`) and monomorphised per token; the `I8`
-//! integer dots are per-ISA intrinsics behind one small trait with a scalar twin (AVX2
-//! `maddubs`/`madd`, AVX-512BW `maddubs`/`madd` with `mask_sub` for the sign, NEON `sdot` or
-//! `smull`/`sadalp`; see `simd/src/gemv/i8.rs`). [`Isa::V3_512b`] runs the 16-lane shapes on AVX2 so
-//! tests cover them on an AVX2-only machine.
+//! One run-time dispatch per call ([`Isa::detect`]): AVX-512 (`pulp::x86::V4`, with VNNI for
+//! the I8 dots where present), AVX2 + FMA (`pulp::x86::V3`), NEON (aarch64), else scalar. The
+//! dequantize kernels and the `F32` GEMV are written once over `pulp::Simd` (`WithSimd`) and
+//! monomorphised per token; the `I8` integer dots are per-ISA intrinsics behind one small trait
+//! with a scalar twin (AVX2 `maddubs`/`madd`, AVX-512BW `maddubs`/`madd` with `mask_sub` for the
+//! sign, NEON `sdot` or `smull`/`sadalp`; see `simd/src/gemv/i8.rs`). On `V3` and `V4` the
+//! row-split formats (both profiles) and BF16/FP32 (`F32`) take a fast path that decodes the
+//! codes straight from the chunk bytes in registers (`simd/src/gemv/i8x86.rs`,
+//! `simd/src/gemv/f32x86.rs`); its integer sums are exact and its float operations are the
+//! generic kernel's, in the same order. [`Isa::V3_512b`] runs the 16-lane shapes on AVX2 so
+//! tests cover them on an AVX2-only machine; [`Isa::V4NoVnni`] forces the AVX-512BW dots where
+//! VNNI exists, so both AVX-512 dot paths are tested on a VNNI machine.
+//!
+//! ## Performance
+//!
+//! [`report`] measures the machine's read bandwidth and each kernel's GB/s of weight bytes
+//! against it (`cargo run --release -p ninfer-simd --example report`, or `ninfer bench`); the
+//! criterion benches are `cargo bench -p ninfer --bench gemv|dequant|encode`.
 //!
 //! ## Threads
 //!
@@ -84,8 +95,8 @@
 //!
 //! ## Tests
 //!
-//! `cargo test -p ninfer-simd` runs every available path ([`Isa::available`]: V4, V3, the
-//! 16-lane V3_512b and Scalar on x86-64) against the core oracle at K = 1, 63, 64, 65, 127, 128,
+//! `cargo test -p ninfer-simd` runs every available path ([`Isa::available`]: V4, V4NoVnni, V3,
+//! the 16-lane V3_512b and Scalar on x86-64) against the core oracle at K = 1, 63, 64, 65, 127, 128,
 //! 129, 4097 (NVFP4: 16, 64, 80, 128, 144, 4112), N = 1, 7, 129, unaligned buffers, B = 1..8 and
 //! 1/2/3 threads. `tests/avx512.rs` prints `SKIPPED: ...` where the CPU lacks AVX-512.
 //! `.ci/simd-neon.sh` runs the same tests for aarch64 under qemu-user (NEON with `sdot`, NEON

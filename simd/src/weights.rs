@@ -388,12 +388,17 @@ pub(crate) fn grouped_codes(g: Grouped, chunk: &[u8], q: &mut [i8; CHUNK]) {
 /// on binary32 subnormals), multiplying by 2^112 is exact; infinities and NaNs (exponent 31)
 /// take the all-ones exponent instead, keeping the payload. Equal to
 /// `ninfer_core::word::f16::f16_to_f32_exact` for every non-NaN word (a NaN stays a NaN).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn f16_to_f32_branchless(h: u16) -> f32 {
     let h = h as u32;
     let mag = (h & 0x7fff) << 13;
     let scaled = (f32::from_bits(mag) * f32::from_bits(0x7780_0000)).to_bits(); // 2^112
-    let bits = if h & 0x7c00 == 0x7c00 { mag | 0x7f80_0000 } else { scaled };
+    let bits = if h & 0x7c00 == 0x7c00 {
+        mag | 0x7f80_0000
+    } else {
+        scaled
+    };
     f32::from_bits(bits | ((h & 0x8000) << 16))
 }
 

@@ -13,7 +13,7 @@
 //! the result is bit-identical to it. A partial last chunk of a BF16/FP32 row (K not a multiple
 //! of 128; nothing may be read past the row) goes through the generic chunk decoder.
 
-use core::arch::x86_64::{__m256, __m256i, __m512, __m512i};
+use core::arch::x86_64::{__m256, __m256i, __m512};
 
 use ninfer_core::registry::Grouped;
 use pulp::Simd;
@@ -24,7 +24,10 @@ use crate::MAX_BATCH;
 
 /// Whether the fast path takes these weights.
 pub(crate) fn takes(w: &Weights<'_>) -> bool {
-    matches!(w, Weights::Grouped { .. } | Weights::Bf16 { .. } | Weights::Fp32 { .. })
+    matches!(
+        w,
+        Weights::Grouped { .. } | Weights::Bf16 { .. } | Weights::Fp32 { .. }
+    )
 }
 
 /// The rows `r0..r1` of one thread.
@@ -98,17 +101,17 @@ pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
                 }
                 Weights::Bf16 { words, .. } if full => {
                     let rb = &words[2 * (row * k + CHUNK * c)..2 * (row * k + CHUNK * (c + 1))];
-                    core::array::from_fn(|j| {
+                    let mut wv = [f._mm512_setzero_ps(); 8];
+                    for (j, o) in wv.iter_mut().enumerate() {
                         let v: __m256i = ld(&rb[32 * j..32 * j + 32]);
-                        pulp::cast(f._mm512_slli_epi32::<16>(f._mm512_cvtepu16_epi32(v)))
-                    })
+                        *o = pulp::cast(f._mm512_slli_epi32::<16>(f._mm512_cvtepu16_epi32(v)));
+                    }
+                    wv
                 }
                 Weights::Fp32 { words, .. } if full => {
                     let rb = &words[4 * (row * k + CHUNK * c)..4 * (row * k + CHUNK * (c + 1))];
-                    core::array::from_fn(|j| {
-                        let v: __m512i = ld(&rb[64 * j..64 * j + 64]);
-                        pulp::cast(v)
-                    })
+                    let v: &[u8; 512] = rb.try_into().unwrap_or(&[0; 512]);
+                    pulp::cast(*v)
                 }
                 _ => {
                     w.pre_chunk(row, c, &mut buf);
@@ -167,7 +170,12 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
                     let at = row * rcb + c * cb;
                     let u = decode_v3(s, g, &codes[at..at + cb]);
                     let o = avx._mm256_set1_epi8(offset(g));
-                    Some(core::array::from_fn(|i| avx2._mm256_sub_epi8(u[i], o)))
+                    Some([
+                        avx2._mm256_sub_epi8(u[0], o),
+                        avx2._mm256_sub_epi8(u[1], o),
+                        avx2._mm256_sub_epi8(u[2], o),
+                        avx2._mm256_sub_epi8(u[3], o),
+                    ])
                 }
                 Weights::Bf16 { .. } | Weights::Fp32 { .. } if full => None,
                 _ => {
@@ -191,18 +199,18 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
                     (Weights::Bf16 { words, .. }, None) if full => {
                         let p = 2 * (row * k + CHUNK * c + 32 * blk);
                         let rb = &words[p..p + 64];
-                        core::array::from_fn(|j| {
+                        let mut wv = [avx._mm256_setzero_ps(); 4];
+                        for (j, o) in wv.iter_mut().enumerate() {
                             let v: __m128i = ld(&rb[16 * j..16 * j + 16]);
-                            pulp::cast(avx2._mm256_slli_epi32::<16>(avx2._mm256_cvtepu16_epi32(v)))
-                        })
+                            *o = pulp::cast(avx2._mm256_slli_epi32::<16>(avx2._mm256_cvtepu16_epi32(v)));
+                        }
+                        wv
                     }
                     (Weights::Fp32 { words, .. }, None) if full => {
                         let p = 4 * (row * k + CHUNK * c + 32 * blk);
                         let rb = &words[p..p + 128];
-                        core::array::from_fn(|j| {
-                            let v: __m256i = ld(&rb[32 * j..32 * j + 32]);
-                            pulp::cast(v)
-                        })
+                        let v: &[u8; 128] = rb.try_into().unwrap_or(&[0; 128]);
+                        pulp::cast(*v)
                     }
                     _ => {
                         let bb: &[f32; 32] = buf[32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);

@@ -40,9 +40,11 @@ pub(crate) struct QuantAct {
     pub(crate) xq: Vec<[i8; CHUNK]>,
     pub(crate) dsub: Vec<[f32; 8]>,
     /// `|xq|` (as unsigned bytes).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) xabs: Vec<[u8; CHUNK]>,
     /// Lane l: `-offset * (xq[4l] + xq[4l + 1] + xq[4l + 2] + xq[4l + 3])`, the exact integer
     /// correction of a dot product with codes offset by `+offset`.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) corr: Vec<[i32; CHUNK / 4]>,
 }
 
@@ -82,9 +84,7 @@ pub(crate) fn quantize(
     let corr = xq
         .iter()
         .map(|c| {
-            core::array::from_fn(|l| {
-                -offset * c[4 * l..4 * l + 4].iter().map(|&v| v as i32).sum::<i32>()
-            })
+            core::array::from_fn(|l| -offset * c[4 * l..4 * l + 4].iter().map(|&v| v as i32).sum::<i32>())
         })
         .collect();
     Ok(QuantAct {

@@ -73,7 +73,12 @@ pub(crate) fn decode_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i;
     let (avx, avx2) = (s.avx, s.avx2);
     let m0f = avx._mm256_set1_epi8(0x0f);
     match g {
-        Grouped::W8 => [ld32(chunk), ld32(&chunk[32..]), ld32(&chunk[64..]), ld32(&chunk[96..])],
+        Grouped::W8 => [
+            ld32(chunk),
+            ld32(&chunk[32..]),
+            ld32(&chunk[64..]),
+            ld32(&chunk[96..]),
+        ],
         Grouped::Q4 => {
             let f = avx._mm256_set1_epi8(0x88u8 as i8);
             let v0 = avx2._mm256_xor_si256(ld32(chunk), f);
@@ -255,7 +260,9 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
 ///
 /// # Safety
 /// The CPU must have the `V4` features (the token proves them) and AVX-512 VNNI.
-#[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vnni,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vnni,avx2,fma,bmi1,bmi2,lzcnt,popcnt"
+)]
 pub(crate) unsafe fn rows_v4_vnni(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
     rows_v4_impl::<true>(s, job)
 }

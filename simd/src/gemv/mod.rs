@@ -1,9 +1,9 @@
 //! GEMV `y[N] = W[N, K] x[K]` and the small batch `Y[B, N]`, profiles `F32` and `I8`.
 
 pub(crate) mod f32;
-pub(crate) mod i8;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod f32x86;
+pub(crate) mod i8;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod i8x86;
 
