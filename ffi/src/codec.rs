@@ -723,7 +723,10 @@ fn decode_rows<T: DecodeOut>(td: &TensorDesc, p: &[u8], rows: Rows<'_>, out: &mu
         .checked_mul(row_len)
         .ok_or(Fail::bare(ninfer_status::SizeOverflow))?;
     expect_len(ninfer_status::BufferLength, want, out.len())?;
-    if row_len == 0 {
+    // Nothing to decode (no rows selected, or empty rows). Checked before the scratch row is
+    // allocated: its size comes from the descriptor, and a shape such as [0, 2^40] is valid.
+    // Past this point row_len <= out.len(), so the scratch is bounded by the caller's buffer.
+    if want == 0 {
         return Ok(());
     }
     let mut scratch = vec![0f32; row_len];
