@@ -452,6 +452,38 @@ impl fmt::Display for ValidateError {
     }
 }
 
+/// Whole-tensor decode written once for the three matrix tensor types: every row through
+/// `decode_row` (`out.len() == n * k`).
+pub(crate) fn decode_all_rows(
+    n: usize,
+    k: usize,
+    out: &mut [f32],
+    mut decode_row: impl FnMut(usize, &mut [f32]) -> Result<(), LayoutError>,
+) -> Result<(), LayoutError> {
+    expect_buf(out.len(), mul(n, k)?)?;
+    for (row, o) in out.chunks_exact_mut(k).enumerate() {
+        decode_row(row, o)?;
+    }
+    Ok(())
+}
+
+/// Row gather written once for the three matrix tensor types: each listed row through
+/// `decode_row` (`out.len() == rows.len() * k`); out-of-range rows are errors.
+pub(crate) fn gather_rows(
+    n: usize,
+    k: usize,
+    rows: &[usize],
+    out: &mut [f32],
+    mut decode_row: impl FnMut(usize, &mut [f32]) -> Result<(), LayoutError>,
+) -> Result<(), LayoutError> {
+    check_rows(rows, n)?;
+    expect_buf(out.len(), mul(rows.len(), k)?)?;
+    for (&r, o) in rows.iter().zip(out.chunks_exact_mut(k)) {
+        decode_row(r, o)?;
+    }
+    Ok(())
+}
+
 /// Check a gather's indices against `n` rows.
 pub(crate) fn check_rows(rows: &[usize], n: usize) -> Result<(), LayoutError> {
     match rows.iter().position(|&r| r >= n) {

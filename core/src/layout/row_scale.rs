@@ -3,7 +3,8 @@
 //! plane; only the gap between the planes must be zero.
 
 use super::{
-    add, align_up, check_range, check_rows, expect_buf, expect_payload, mul, zeros, LayoutError, PLANE_ALIGN,
+    add, align_up, check_range, check_rows, decode_all_rows, expect_buf, expect_payload, gather_rows, mul,
+    zeros, LayoutError, PLANE_ALIGN,
 };
 use crate::error::ValueError;
 use crate::scheme::fp8_row::{reconstruct, validate_by};
@@ -145,21 +146,12 @@ impl<'a> Fp8RowTensor<'a> {
 
     /// Decode every row (`out.len() == rows * K`).
     pub fn decode_f32(&self, out: &mut [f32]) -> Result<(), LayoutError> {
-        expect_buf(out.len(), self.n * self.k)?;
-        for (row, o) in out.chunks_exact_mut(self.k).enumerate() {
-            self.decode_row_f32(row, o)?;
-        }
-        Ok(())
+        decode_all_rows(self.n, self.k, out, |r, o| self.decode_row_f32(r, o))
     }
 
-    /// Decode the listed rows (`out.len() == rows.len() * K`).
+    /// Decode the listed rows to f32 (`out.len() == rows.len() * K`).
     pub fn gather_f32(&self, rows: &[usize], out: &mut [f32]) -> Result<(), LayoutError> {
-        check_rows(rows, self.n)?;
-        expect_buf(out.len(), mul(rows.len(), self.k)?)?;
-        for (&r, o) in rows.iter().zip(out.chunks_exact_mut(self.k)) {
-            self.decode_row_f32(r, o)?;
-        }
-        Ok(())
+        gather_rows(self.n, self.k, rows, out, |r, o| self.decode_row_f32(r, o))
     }
 
     /// Copy the listed rows into a new payload of geometry `target` (`target.n == rows.len()`).

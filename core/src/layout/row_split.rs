@@ -9,7 +9,8 @@
 //! k >= K hold scale 0x0000.
 
 use super::{
-    add, align_up, check_range, check_rows, expect_buf, expect_payload, mul, zeros, LayoutError, PLANE_ALIGN,
+    add, align_up, check_range, check_rows, decode_all_rows, expect_buf, expect_payload, gather_rows, mul,
+    zeros, LayoutError, PLANE_ALIGN,
 };
 use crate::encode::{encode_with, GroupFn, Source};
 use crate::error::{EncodeError, EncodeErrorKind, ValueError};
@@ -319,23 +320,14 @@ impl<'a> RowSplitTensor<'a> {
 
     /// Decode every row to f32 (`out.len() == rows * K`).
     pub fn decode_f32(&self, out: &mut [f32]) -> Result<(), LayoutError> {
-        let k = self.geom.k;
-        expect_buf(out.len(), self.geom.n * k)?;
-        for (row, o) in out.chunks_exact_mut(k).enumerate() {
-            self.decode_row_f32(row, o)?;
-        }
-        Ok(())
+        decode_all_rows(self.geom.n, self.geom.k, out, |r, o| self.decode_row_f32(r, o))
     }
 
     /// Decode the listed rows to f32 (`out.len() == rows.len() * K`).
     pub fn gather_f32(&self, rows: &[usize], out: &mut [f32]) -> Result<(), LayoutError> {
-        check_rows(rows, self.geom.n)?;
-        let k = self.geom.k;
-        expect_buf(out.len(), mul(rows.len(), k)?)?;
-        for (&r, o) in rows.iter().zip(out.chunks_exact_mut(k)) {
-            self.decode_row_f32(r, o)?;
-        }
-        Ok(())
+        gather_rows(self.geom.n, self.geom.k, rows, out, |r, o| {
+            self.decode_row_f32(r, o)
+        })
     }
 
     /// Copy the listed rows' code and scale ranges into a new payload of geometry `target`
