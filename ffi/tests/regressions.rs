@@ -53,7 +53,7 @@ fn decoding_zero_rows_of_huge_rows_allocates_nothing() {
         assert_eq!(st, ninfer_status::Ok);
         // An empty row list over a matrix with enormous rows: also nothing to allocate.
         let d = desc(9, 4, &[1, 1 << 40]);
-        let payload = vec![0u8; 0];
+        let payload = [0u8; 0];
         let st = ninfer_gather_rows_f32(
             &d,
             payload.as_ptr(),

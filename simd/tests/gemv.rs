@@ -233,3 +233,35 @@ fn bad_requests_are_errors_not_panics() {
         assert!(y.iter().all(|v| *v == 0.0));
     }
 }
+
+/// NVFP4 with every E2M1 code and every finite E4M3FN scale byte (both signs), at K on and off
+/// the 64-position tiles and N across the 128-row scale tiles: every path meets both criteria.
+#[test]
+fn nvfp4_every_code_and_scale_meets_the_criteria() {
+    use ninfer_core::layout::Geometry;
+    for (i, &k) in [16usize, 32, 48, 4112].iter().enumerate() {
+        for &n in &[130usize, 257] {
+            if k == 4112 && n > 130 {
+                continue;
+            }
+            let desc = TensorDesc::for_format(Format::Nvfp4, &[n, k]).unwrap();
+            let Geometry::Blockscale(g) = desc.geometry() else {
+                unreachable!()
+            };
+            let codes: Vec<u8> = (0..n * k).map(|j| ((j * 7 + j / 16) % 16) as u8).collect();
+            let finite: Vec<u8> = (0..=255u8).filter(|b| b & 0x7f != 0x7f).collect();
+            let scales: Vec<u8> = (0..n * k / 16)
+                .map(|j| finite[(j * 37 + i) % finite.len()])
+                .collect();
+            let mut p = vec![0u8; desc.payload_len()];
+            g.pack(&codes, &scales, 1.5f32.to_bits(), &mut p).unwrap();
+            let want = oracle(&desc, &p);
+            let x = activations(k, 1, 40 + i as u64, false);
+            for isa in Isa::available() {
+                for profile in [Profile::F32, Profile::I8] {
+                    check_gemv(isa, &desc, &p, &want, profile, &x, 1 + i % 2);
+                }
+            }
+        }
+    }
+}

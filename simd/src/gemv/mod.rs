@@ -3,9 +3,15 @@
 pub(crate) mod f32;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod f32x86;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod fp8x86;
 pub(crate) mod i8;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod i8x86;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod nvfp4x86;
+#[cfg(all(test, target_arch = "x86_64"))]
+mod x86_tests;
 
 use ninfer_core::layout::TensorDesc;
 
@@ -67,51 +73,24 @@ pub(crate) fn run(
                 xs[b * kc..b * kc + k].copy_from_slice(&x[b * k..(b + 1) * k]);
             }
             let xs = &xs[..];
-            for_blocks(ys, n, 1, threads, |r0, r1, ys| match token {
-                #[cfg(target_arch = "x86_64")]
-                Token::V3(s) if f32x86::takes(&w) => pulp::Simd::vectorize(
-                    s,
-                    f32x86::FastV3(
-                        s,
-                        f32x86::F32Job {
-                            w,
-                            xs,
-                            nb,
-                            r0,
-                            r1,
-                            ys,
-                        },
-                    ),
-                ),
-                #[cfg(target_arch = "x86_64")]
-                Token::V4(s, _) if f32x86::takes(&w) => pulp::Simd::vectorize(
-                    s,
-                    f32x86::FastV4(
-                        s,
-                        f32x86::F32Job {
-                            w,
-                            xs,
-                            nb,
-                            r0,
-                            r1,
-                            ys,
-                        },
-                    ),
-                ),
-                _ => token.vectorize(f32::GemvF32Op {
+            for_blocks(ys, n, 1, threads, |r0, r1, ys| {
+                let job = f32::GemvF32Op {
                     w,
                     xs,
                     nb,
                     r0,
                     r1,
                     ys,
-                }),
+                };
+                run_f32(token, job);
             });
         }
         Profile::I8 => {
             // The x86 fast path offsets row-split codes by 2^(b-1) (see `i8x86`).
             let offset = match w {
                 Weights::Grouped { g, .. } if g.bits() < 8 => 1 << (g.bits() - 1),
+                // The NVFP4 fast path offsets `2 e2m1` by 12 (see `nvfp4x86`).
+                Weights::Nvfp4 { .. } => 12,
                 _ => 0,
             };
             let act = i8::quantize(x, nb, k, chunks, offset)?;
@@ -142,12 +121,58 @@ pub(crate) fn run(
     Ok(())
 }
 
+/// The generic kernel's job handed to an x86 fast path (the same fields).
+#[cfg(target_arch = "x86_64")]
+fn fast<'a, 'b, 'c>(op: f32::GemvF32Op<'a, 'b, 'c>) -> f32x86::F32Job<'a, 'b, 'c> {
+    f32x86::F32Job {
+        w: op.w,
+        xs: op.xs,
+        nb: op.nb,
+        r0: op.r0,
+        r1: op.r1,
+        ys: op.ys,
+    }
+}
+
+/// The `F32` profile's kernel for this token and these weights.
+fn run_f32(token: Token, op: f32::GemvF32Op<'_, '_, '_>) {
+    #[cfg(target_arch = "x86_64")]
+    let w = op.w;
+    match token {
+        #[cfg(target_arch = "x86_64")]
+        Token::V3(s) if f32x86::takes(&w) => pulp::Simd::vectorize(s, f32x86::FastV3(s, fast(op))),
+        #[cfg(target_arch = "x86_64")]
+        Token::V4(s, _) if f32x86::takes(&w) => pulp::Simd::vectorize(s, f32x86::FastV4(s, fast(op))),
+        #[cfg(target_arch = "x86_64")]
+        Token::V3(s) if nvfp4x86::takes(&w) => pulp::Simd::vectorize(s, nvfp4x86::F32V3(s, fast(op))),
+        #[cfg(target_arch = "x86_64")]
+        Token::V4(s, _) if nvfp4x86::takes(&w) => pulp::Simd::vectorize(s, nvfp4x86::F32V4(s, fast(op))),
+        #[cfg(target_arch = "x86_64")]
+        Token::V3(s) if fp8x86::takes(&w) => pulp::Simd::vectorize(s, fp8x86::FastV3(s, fast(op))),
+        #[cfg(target_arch = "x86_64")]
+        Token::V4(s, _) if fp8x86::takes(&w) => pulp::Simd::vectorize(s, fp8x86::FastV4(s, fast(op))),
+        _ => token.vectorize(op),
+    }
+}
+
 fn run_i8(token: Token, job: i8::I8Job<'_, '_, '_>) {
     match token {
         Token::Scalar => token.vectorize(i8::I8Op {
             kern: i8::ScalarI8,
             job,
         }),
+        #[cfg(target_arch = "x86_64")]
+        Token::V3(s) | Token::V3_512b(s) if nvfp4x86::takes(&job.w) => {
+            pulp::Simd::vectorize(s, nvfp4x86::I8V3(s, job))
+        }
+        #[cfg(target_arch = "x86_64")]
+        Token::V4(s, true) if nvfp4x86::takes(&job.w) => {
+            // SAFETY: the flag is only true when `is_x86_feature_detected!("avx512vnni")`
+            // returned true when the token was made (see `Isa::token`).
+            unsafe { nvfp4x86::i8_rows_v4_vnni(s, job) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        Token::V4(s, _) if nvfp4x86::takes(&job.w) => pulp::Simd::vectorize(s, nvfp4x86::I8V4(s, job)),
         #[cfg(target_arch = "x86_64")]
         Token::V3(s) | Token::V3_512b(s) if i8x86::takes(&job.w) => {
             pulp::Simd::vectorize(s, i8x86::FastV3(s, job))

@@ -1,0 +1,265 @@
+//! The `F32` profile's x86 fast path (AVX2 `V3`, AVX-512 `V4`) for FP8 (`row-scale-v1`): the
+//! E4M3FN bytes become their exact binary32 values in registers.
+//!
+//! - AVX2: the bit construction of [`crate::weights::e4m3fn_value`] lane-wise:
+//!   `bits = ((b << 24) >>arith 4) & 0x87f0_0000` is `sign << 31 | (b & 0x7f) << 20`, the value
+//!   times 2^-120 (E4M3FN subnormals land on binary32 subnormals); multiplying by 2^120 is
+//!   exact; the NaN words (`b & 0x7f == 0x7f`) become the quiet NaN with the word's sign, as in
+//!   the core table (`ninfer_core::tables::E4M3FN_TO_F32`).
+//! - AVX-512: through binary16 and `vcvtph2ps`, 32 words per 512-bit register (see
+//!   [`decode32_v4`]); a chunk is tested once for NaN words and patched only when it has one.
+//!
+//! The pre-weights are therefore exactly the generic decoder's, the FMAs run in the generic
+//! kernel's order ([`super::f32`]) and the BF16 row scale is applied once per output by the same
+//! [`crate::weights::Post`] step, so the result is bit-identical to the generic kernel (where a NaN weight
+//! makes the output a NaN, its payload may differ on AVX-512) and the `F32` criterion's
+//! derivation (one product, the additions, one finishing multiplication) applies unchanged.
+//! A partial last chunk (K not a multiple of 128; nothing may be read past the row) goes
+//! through the generic chunk decoder. The code stream is software-prefetched [`PF`] bytes ahead.
+
+use core::arch::x86_64::{__m128i, __m256, __m256i, __m512, __m512i};
+
+use pulp::Simd;
+
+use super::f32x86::F32Job;
+use crate::weights::{Weights, CHUNK};
+use crate::MAX_BATCH;
+
+/// 2^120 (binary32 bits).
+const TWO_120: u32 = 0x7b80_0000;
+
+/// Software prefetch distance in the code stream (bytes; the rows are contiguous).
+const PF: usize = 4096;
+
+/// Prefetch the cache line at `p` (`wrapping_add` pointers: no reference is made, and a
+/// prefetch never faults).
+#[inline(always)]
+pub(crate) fn prefetch(sse: pulp::core_arch::x86::Sse, p: *const u8) {
+    sse._mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+}
+
+/// Whether the fast path takes these weights (FP8 row).
+pub(crate) fn takes(w: &Weights<'_>) -> bool {
+    matches!(w, Weights::Fp8 { .. })
+}
+
+/// AVX2: 8 E4M3FN bytes (the low 8 of `b`) to their exact values.
+#[inline(always)]
+fn decode8_v3(s: pulp::x86::V3, b: __m128i) -> __m256 {
+    e4m3fn_lanes_v3(s, s.avx2._mm256_cvtepu8_epi32(b))
+}
+
+/// AVX2: the exact value of the E4M3FN word in each i32 lane (each lane in `0..=255`); also the
+/// NVFP4 block-scale decoder (`nvfp4x86`).
+#[inline(always)]
+pub(crate) fn e4m3fn_lanes_v3(s: pulp::x86::V3, t: __m256i) -> __m256 {
+    let (avx, avx2) = (s.avx, s.avx2);
+    let bits = avx2._mm256_and_si256(
+        avx2._mm256_srai_epi32::<4>(avx2._mm256_slli_epi32::<24>(t)),
+        avx._mm256_set1_epi32(0x87f0_0000u32 as i32),
+    );
+    let v = avx._mm256_mul_ps(pulp::cast(bits), avx._mm256_set1_ps(f32::from_bits(TWO_120)));
+    let m7f = avx._mm256_set1_epi32(0x7f);
+    let nan = avx2._mm256_cmpeq_epi32(avx2._mm256_and_si256(t, m7f), m7f);
+    let qnan = avx2._mm256_or_si256(
+        avx2._mm256_and_si256(bits, avx._mm256_set1_epi32(i32::MIN)),
+        avx._mm256_set1_epi32(0x7fc0_0000),
+    );
+    avx._mm256_blendv_ps(v, pulp::cast(qnan), pulp::cast(nan))
+}
+
+/// AVX-512: 32 E4M3FN bytes to their exact values, through binary16: in 16-bit lanes,
+/// `((b << 8) >>arith 1) & 0xbf80` is `sign << 15 | (b & 0x7f) << 7`, the binary16 word of the
+/// value times 2^-8 (the exponent biases differ by 8; E4M3FN subnormals land on binary16
+/// subnormals), `vcvtph2ps` widens it exactly and multiplying by 2^8 is exact. The NaN words get
+/// the all-ones binary16 exponent first (a NaN of the word's sign; only its payload may differ
+/// from the core table's).
+#[inline(always)]
+///
+/// `NAN`: whether the words may include NaN words (false: the caller checked there are none).
+fn decode32_v4<const NAN: bool>(s: pulp::x86::V4, b: __m256i) -> [__m512; 2] {
+    let (f, bw) = (s.avx512f, s.avx512bw);
+    let t = bw._mm512_slli_epi16::<8>(bw._mm512_cvtepu8_epi16(b));
+    let mut h = f._mm512_and_si512(
+        bw._mm512_srai_epi16::<1>(t),
+        f._mm512_set1_epi16(0xbf80u16 as i16),
+    );
+    if NAN {
+        let mag = f._mm512_set1_epi16(0x3f80);
+        let nan = bw._mm512_cmpeq_epi16_mask(f._mm512_and_si512(h, mag), mag);
+        h = bw._mm512_mask_mov_epi16(h, nan, f._mm512_or_si512(h, f._mm512_set1_epi16(0x7e00)));
+    }
+    let hs: [__m256i; 2] = pulp::cast(h);
+    let k = f._mm512_set1_ps(256.0);
+    [
+        f._mm512_mul_ps(f._mm512_cvtph_ps(hs[0]), k),
+        f._mm512_mul_ps(f._mm512_cvtph_ps(hs[1]), k),
+    ]
+}
+
+/// AVX2 row loop: one 32-position block (four 8-lane vectors) at a time.
+#[inline(always)]
+pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
+    let F32Job {
+        w,
+        xs,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = job;
+    let Weights::Fp8 { k, codes, .. } = w else {
+        return;
+    };
+    let (avx, fma) = (s.avx, s.fma);
+    let chunks = w.chunks();
+    let kc = chunks * CHUNK;
+    let mut buf = [0f32; CHUNK];
+    for row in r0..r1 {
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; MAX_BATCH];
+        for c in 0..chunks {
+            let start = row * k + CHUNK * c;
+            // A chunk is two cache lines.
+            prefetch(s.sse, codes.as_ptr().wrapping_add(start + PF));
+            prefetch(s.sse, codes.as_ptr().wrapping_add(start + PF + 64));
+            let full: Option<&[u8; CHUNK]> = if CHUNK * (c + 1) <= k {
+                codes.get(start..start + CHUNK).and_then(|b| b.try_into().ok())
+            } else {
+                None
+            };
+            if full.is_none() {
+                w.pre_chunk(row, c, &mut buf);
+            }
+            for blk in 0..4 {
+                let wv: [__m256; 4] = match full {
+                    Some(bytes) => {
+                        let v: [u64; 4] = pulp::cast(
+                            <[u8; 32]>::try_from(&bytes[32 * blk..32 * blk + 32]).unwrap_or([0; 32]),
+                        );
+                        // A loop, not `array::from_fn`: a closure there is not inlined into the
+                        // `target_feature` context.
+                        let mut wv = [s.avx._mm256_setzero_ps(); 4];
+                        for (o, &v) in wv.iter_mut().zip(&v) {
+                            *o = decode8_v3(s, pulp::cast([v, 0u64]));
+                        }
+                        wv
+                    }
+                    None => {
+                        let bb: &[f32; 32] = buf[32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
+                        pulp::cast(*bb)
+                    }
+                };
+                for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                    let p = b * kc + CHUNK * c + 32 * blk;
+                    let xr: &[f32; 32] = xs[p..p + 32].try_into().unwrap_or(&[0.0; 32]);
+                    let xv: [__m256; 4] = pulp::cast(*xr);
+                    for j in 0..4 {
+                        a[j] = fma._mm256_fmadd_ps(wv[j], xv[j], a[j]);
+                    }
+                }
+            }
+        }
+        let post = w.post(row);
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            let t = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
+            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+        }
+    }
+}
+
+/// AVX-512 row loop: one chunk (eight 16-lane vectors) at a time.
+#[inline(always)]
+pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
+    let F32Job {
+        w,
+        xs,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = job;
+    let Weights::Fp8 { k, codes, .. } = w else {
+        return;
+    };
+    let (f, bw) = (s.avx512f, s.avx512bw);
+    let chunks = w.chunks();
+    let kc = chunks * CHUNK;
+    let mut buf = [0f32; CHUNK];
+    for row in r0..r1 {
+        let mut acc = [[f._mm512_setzero_ps(); 4]; MAX_BATCH];
+        for c in 0..chunks {
+            let start = row * k + CHUNK * c;
+            // A chunk is two cache lines.
+            prefetch(s.sse, codes.as_ptr().wrapping_add(start + PF));
+            prefetch(s.sse, codes.as_ptr().wrapping_add(start + PF + 64));
+            let full: Option<&[u8; CHUNK]> = if CHUNK * (c + 1) <= k {
+                codes.get(start..start + CHUNK).and_then(|b| b.try_into().ok())
+            } else {
+                None
+            };
+            let wv: [__m512; 8] = match full {
+                Some(bytes) => {
+                    let v: [__m256i; 4] = pulp::cast(*bytes);
+                    // NaN words are rare: test the chunk once, patch only when present.
+                    let vv: [__m512i; 2] = pulp::cast(*bytes);
+                    let m7f = f._mm512_set1_epi8(0x7f);
+                    let any_nan = bw._mm512_cmpeq_epi8_mask(f._mm512_and_si512(vv[0], m7f), m7f)
+                        | bw._mm512_cmpeq_epi8_mask(f._mm512_and_si512(vv[1], m7f), m7f);
+                    // A loop, not `array::from_fn` (see `rows_v3`).
+                    let mut wv = [[f._mm512_setzero_ps(); 2]; 4];
+                    if any_nan == 0 {
+                        for (o, &v) in wv.iter_mut().zip(&v) {
+                            *o = decode32_v4::<false>(s, v);
+                        }
+                    } else {
+                        for (o, &v) in wv.iter_mut().zip(&v) {
+                            *o = decode32_v4::<true>(s, v);
+                        }
+                    }
+                    pulp::cast(wv)
+                }
+                None => {
+                    w.pre_chunk(row, c, &mut buf);
+                    pulp::cast(buf)
+                }
+            };
+            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                let xr = &xs[b * kc + CHUNK * c..b * kc + CHUNK * (c + 1)];
+                let xv: &[f32; CHUNK] = xr.try_into().unwrap_or(&[0.0; CHUNK]);
+                let xv: [__m512; 8] = pulp::cast(*xv);
+                for j in 0..8 {
+                    a[j % 4] = f._mm512_fmadd_ps(wv[j], xv[j], a[j % 4]);
+                }
+            }
+        }
+        let post = w.post(row);
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            let t = f._mm512_add_ps(f._mm512_add_ps(a[0], a[1]), f._mm512_add_ps(a[2], a[3]));
+            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+        }
+    }
+}
+
+/// Runs [`rows_v3`] inside the `V3` token's `target_feature` context.
+pub(crate) struct FastV3<'a, 'b, 'c>(pub(crate) pulp::x86::V3, pub(crate) F32Job<'a, 'b, 'c>);
+
+impl pulp::WithSimd for FastV3<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        rows_v3(self.0, self.1)
+    }
+}
+
+/// Runs [`rows_v4`] inside the `V4` token's `target_feature` context.
+pub(crate) struct FastV4<'a, 'b, 'c>(pub(crate) pulp::x86::V4, pub(crate) F32Job<'a, 'b, 'c>);
+
+impl pulp::WithSimd for FastV4<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        rows_v4(self.0, self.1)
+    }
+}

@@ -1,0 +1,532 @@
+//! The x86 fast paths (AVX2 `V3`, AVX-512 `V4`) of NVFP4 (`blockscale-k16-m128x4-v1`) GEMV, both
+//! profiles: the E2M1 nibbles are decoded in registers straight from the row bytes.
+//!
+//! **Nibble order.** Byte j of a row holds position 2j in its low nibble and 2j + 1 in its high
+//! nibble (layouts.md). AVX2 zero-extends the bytes to 16-bit words and moves the high nibble to
+//! the word's high byte (`(v & 0x0f) | ((v << 4) & 0x0f00)`): one nibble per byte in position
+//! order. AVX-512 keeps the nibbles where they are and reorders the activations instead, once
+//! per call and thread (see below).
+//!
+//! **Scales.** The E4M3FN block scale of sub-block `kb` of row n sits at
+//! `scale_index(n, kb, nkt) = base(n) + (kb / 4) * 512 + kb % 4`: the four scales of one
+//! 64-position K-tile are consecutive bytes, so a chunk (128 positions) reads two runs of 4
+//! bytes at `base(n) + 1024 c` and `+ 512`, decoded exactly in registers
+//! ([`super::fp8x86::e4m3fn_lanes_v3`], the bit construction of `weights::e4m3fn_value`).
+//! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
+//! streams are software-prefetched ([`PF`], [`PF_S`]).
+//!
+//! **`I8` profile.** One `pshufb` with a 16-entry table maps each nibble to `u = 2 e2m1 + 12`
+//! (an integer in `[0, 24]`), so `maddubs(u, xq)` does not saturate (`2 * 24 * 127 < 2^15`),
+//! and an exact correction `-12 * sum xq` makes every i32 lane an exact `sum 2 e2m1 xq`.
+//!
+//! - AVX2 (`V3`, and `V3_512b`, whose generic I8 kernel is the AVX2 one): i32 lanes of 4
+//!   positions with the correction lanes of [`super::i8::QuantAct::corr`] (offset 12); the
+//!   float part is [`super::i8::V3I8`]'s operation for operation (`s_sub * d_b` rounded once,
+//!   one FMA per 32 positions into the same accumulators, the same reduction, `* 0.5`, `/ d_w`):
+//!   bit-identical to the generic kernel.
+//! - AVX-512 (`V4`): the 64 code bytes of a chunk in one register; the low nibbles (even
+//!   positions) and the high nibbles (odd positions) are two `pshufb`s, dotted with the
+//!   activation codes split the same way (per call and thread, [`split_pairs`]), both into the
+//!   same i32 lanes: lane l is exactly `sum 2 e2m1 xq` over positions `8l .. 8l + 7` (one
+//!   sub-block, one activation block). VNNI: two `vpdpbusd` from the correction lanes;
+//!   without: two `maddubs` summed in i16 (at most `4 * 24 * 127 < 2^15`) and one `madd`.
+//!   Then one FMA per chunk with `s_sub * d_b` (rounded once) per lane, pulp's fixed 16-lane
+//!   reduction, `* 0.5`, `/ d_w`. Each lane term is an exact integer times one rounded product,
+//!   folded by one rounded multiply-add, as in the generic kernel, so the derivation of
+//!   [`crate::criteria::C_I8`] applies unchanged (the grouping of the additions differs; the
+//!   VNNI and `maddubs` variants are bit-identical to each other).
+//!
+//! **`F32` profile.**
+//!
+//! - AVX2: the nibbles map through `pshufb` to the signed integers `2 e2m1`, converted (exact)
+//!   and multiplied by `s / 2` (exact: at most 5 significant bits, no underflow since
+//!   `s >= 2^-9`): the exact pre-weight `e2m1 * s`, fed to the FMAs in the generic kernel's
+//!   order ([`super::f32`]): bit-identical to it.
+//! - AVX-512: vector j of a chunk is the code register shifted right by `4j` per 32-bit lane,
+//!   so `permutexvar` on the 16-entry `E2M1_TO_F32` table gives lane l the value of position
+//!   `8l + j`; the activations are reordered to match once per call and thread. Per chunk and
+//!   lane, `blk = sum_j e2m1 * x` (two FMA chains), then `acc = fma(blk, s_lane, acc)`, pulp's
+//!   fixed reduction and `/ d_w`. Criterion: `fma(blk, s, acc)` multiplies exactly, so every
+//!   term `w x = (e2m1 x) s / d_w` still reaches y through one rounded product (`e2m1 * x`,
+//!   inside an FMA), rounded additions along one fixed tree of K leaves (at most K - 1) and
+//!   the finishing division: the derivation of [`crate::C_F32`] holds as written, with its
+//!   no-underflow assumption covering the products `e2m1 * x` (within a factor `2^9` of
+//!   `w x d_w`).
+
+use core::arch::x86_64::{__m128i, __m256, __m256i, __m512, __m512i};
+
+use ninfer_core::layout::blockscale::scale_index;
+use ninfer_core::tables::E2M1_TO_F32;
+use pulp::Simd;
+
+use super::f32x86::F32Job;
+use super::fp8x86::{e4m3fn_lanes_v3, prefetch};
+use super::i8::{tree8, I8Job, QuantAct};
+use crate::weights::{Post, Weights, CHUNK};
+use crate::MAX_BATCH;
+
+/// The code offset of the `I8` fast path: `u = 2 e2m1 + OFFSET` is unsigned (`gemv::run`
+/// passes the same 12 to `quantize` for the correction lanes).
+const OFFSET: i8 = 12;
+
+/// Software prefetch distance in the code stream (bytes).
+const PF: usize = 2048;
+/// Software prefetch distance in a row's scale span (bytes; 512 per K-tile).
+const PF_S: usize = 4096;
+
+/// Nibble to `2 e2m1 + 12`.
+const U_TBL: [i8; 16] = [12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0];
+/// Nibble to `2 e2m1`.
+const Q_TBL: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+
+// The two tables agree with each other and with the word decoder `e2m1_twice`.
+const _: () = {
+    let mut i = 0;
+    while i < 16 {
+        assert!(U_TBL[i] == Q_TBL[i] + OFFSET && Q_TBL[i] as f32 == 2.0 * E2M1_TO_F32[i]);
+        i += 1;
+    }
+};
+
+/// Whether the fast path takes these weights (NVFP4).
+pub(crate) fn takes(w: &Weights<'_>) -> bool {
+    matches!(w, Weights::Nvfp4 { .. })
+}
+
+/// One row's code bytes and the span of the scale plane holding its block scales (the 4
+/// scales of K-tile t at `512 t`, up to the last tile).
+#[inline(always)]
+fn row_slices<'a>(
+    codes: &'a [u8],
+    scales: &'a [u8],
+    row: usize,
+    row_bytes: usize,
+    nkt: usize,
+) -> (&'a [u8], &'a [u8]) {
+    let rc = codes.get(row * row_bytes..(row + 1) * row_bytes).unwrap_or(&[]);
+    let base = scale_index(row, 0, nkt);
+    let sr = scales
+        .get(base..base + 512 * nkt.saturating_sub(1) + 4)
+        .unwrap_or(&[]);
+    (rc, sr)
+}
+
+/// Chunk `c` of a row from [`row_slices`]: its 64 code bytes (a partial last chunk zero-padded
+/// into `pad`; nothing is read past the row) and its 8 block-scale bytes (code 0, value 0,
+/// beyond the physical `Sb`, as in the generic decoder).
+#[inline(always)]
+fn chunk_of<'p>(rc: &'p [u8], sr: &[u8], c: usize, pad: &'p mut [u8; 64]) -> (&'p [u8; 64], [u8; 8]) {
+    let mut sb = [0u8; 8];
+    for t in 0..2 {
+        let at = 512 * (2 * c + t);
+        if let Some(v) = sr.get(at..at + 4) {
+            sb[4 * t..4 * t + 4].copy_from_slice(v);
+        }
+    }
+    if let Some(b) = rc.get(64 * c..64 * c + 64).and_then(|b| b.try_into().ok()) {
+        return (b, sb);
+    }
+    *pad = [0; 64];
+    let tail = rc.get(64 * c..).unwrap_or(&[]);
+    let len = tail.len().min(64);
+    pad[..len].copy_from_slice(&tail[..len]);
+    (pad, sb)
+}
+
+/// Software prefetch of the code bytes [`PF`] ahead (rows are contiguous, so this runs into
+/// the next rows) and of the scales [`PF_S`] ahead in the row's scale span.
+#[inline(always)]
+fn ahead(sse: pulp::core_arch::x86::Sse, rc: &[u8], sr: &[u8], c: usize) {
+    prefetch(sse, rc.as_ptr().wrapping_add(64 * c + PF));
+    prefetch(sse, sr.as_ptr().wrapping_add(1024 * c + PF_S));
+}
+
+/// The 8 block scales of a chunk as exact binary32 (AVX2; `V4` runs it too).
+#[inline(always)]
+fn scales_v3(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
+    let t = s
+        .avx2
+        ._mm256_cvtepu8_epi32(pulp::cast([u64::from_le_bytes(b), 0u64]));
+    e4m3fn_lanes_v3(s, t)
+}
+
+/// Load 16 bytes.
+#[inline(always)]
+fn ld16(b: &[u8]) -> __m128i {
+    let a: &[u8; 16] = b[..16].try_into().unwrap_or(&[0; 16]);
+    pulp::cast(*a)
+}
+
+/// AVX2: 16 code bytes to 32 nibbles, one per byte, in position order.
+#[inline(always)]
+fn nibbles_v3(s: pulp::x86::V3, b: &[u8]) -> __m256i {
+    let (avx, avx2) = (s.avx, s.avx2);
+    let v = avx2._mm256_cvtepu8_epi16(ld16(b));
+    let lo = avx2._mm256_and_si256(v, avx._mm256_set1_epi16(0x000f));
+    let hi = avx2._mm256_and_si256(avx2._mm256_slli_epi16::<4>(v), avx._mm256_set1_epi16(0x0f00));
+    avx2._mm256_or_si256(lo, hi)
+}
+
+/// The `I8` AVX2 row loop (`V3`, and `V3_512b`, whose generic I8 kernel is the AVX2 one).
+#[inline(always)]
+pub(crate) fn i8_rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+    let I8Job {
+        w,
+        act,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = job;
+    let Weights::Nvfp4 {
+        row_bytes,
+        codes,
+        scales,
+        nkt,
+        d,
+        ..
+    } = w
+    else {
+        return;
+    };
+    let QuantAct {
+        chunks,
+        xq,
+        dsub,
+        corr,
+        ..
+    } = act;
+    let chunks = *chunks;
+    let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
+    let tbl: __m256i = pulp::cast([U_TBL, U_TBL]);
+    let ones = avx._mm256_set1_epi16(1);
+    let idx: [__m256i; 4] = core::array::from_fn(|blk| {
+        let (a, b) = (2 * blk as i32, 2 * blk as i32 + 1);
+        avx._mm256_setr_epi32(a, a, a, a, b, b, b, b)
+    });
+    let post = Post::Div(d);
+    let mut pad = [0u8; 64];
+    for row in r0..r1 {
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; MAX_BATCH];
+        let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
+        for c in 0..chunks {
+            ahead(s.sse, rc, sr, c);
+            let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
+            let sv = scales_v3(s, sbytes);
+            // Loops, not `array::from_fn`: a closure there is not inlined into the
+            // `target_feature` context.
+            let mut u = [avx._mm256_setzero_si256(); 4];
+            for (j, u) in u.iter_mut().enumerate() {
+                *u = avx2._mm256_shuffle_epi8(tbl, nibbles_v3(s, &bytes[16 * j..]));
+            }
+            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                let i = b * chunks + c;
+                let xv: [__m256i; 4] = pulp::cast(xq[i]);
+                let cv: [__m256i; 4] = pulp::cast(corr[i]);
+                let sd = avx._mm256_mul_ps(sv, pulp::cast(dsub[i]));
+                for blk in 0..4 {
+                    let p = avx2._mm256_maddubs_epi16(u[blk], xv[blk]);
+                    let m = avx2._mm256_add_epi32(avx2._mm256_madd_epi16(p, ones), cv[blk]);
+                    // i32 lanes 0..3: sub-block 2 blk, lanes 4..7: sub-block 2 blk + 1.
+                    let sc = avx2._mm256_permutevar8x32_ps(sd, idx[blk]);
+                    a[blk] = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(m), sc, a[blk]);
+                }
+            }
+        }
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            let t = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
+            ys[b][row - r0] = post.apply(tree8(pulp::cast(t)) * 0.5);
+        }
+    }
+}
+
+/// The `I8` AVX-512 row loop compiled with VNNI (see `i8x86::rows_v4_vnni`).
+///
+/// # Safety
+/// The CPU must have the `V4` features (the token proves them) and AVX-512 VNNI.
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vnni,avx2,fma,bmi1,bmi2,lzcnt,popcnt"
+)]
+pub(crate) unsafe fn i8_rows_v4_vnni(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
+    i8_rows_v4_impl::<true>(s, job)
+}
+
+/// The `I8` AVX-512BW row loop.
+#[inline(always)]
+pub(crate) fn i8_rows_v4(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
+    i8_rows_v4_impl::<false>(s, job)
+}
+
+/// `VNNI`: only true when called from [`i8_rows_v4_vnni`].
+#[inline(always)]
+fn i8_rows_v4_impl<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
+    let I8Job {
+        w,
+        act,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = job;
+    let Weights::Nvfp4 {
+        row_bytes,
+        codes,
+        scales,
+        nkt,
+        d,
+        ..
+    } = w
+    else {
+        return;
+    };
+    let QuantAct { chunks, xq, dsub, .. } = act;
+    let chunks = *chunks;
+    let (xsplit, corr8) = split_pairs(xq);
+    let (f, bw) = (s.avx512f, s.avx512bw);
+    let tbl: __m512i = pulp::cast([U_TBL; 4]);
+    let m0f = f._mm512_set1_epi8(0x0f);
+    let ones = f._mm512_set1_epi16(1);
+    // Lane l holds positions 8l .. 8l + 7: sub-block l / 2.
+    let idx: __m512i = pulp::cast(core::array::from_fn::<i32, 16, _>(|l| (l / 2) as i32));
+    let post = Post::Div(d);
+    let mut pad = [0u8; 64];
+    for row in r0..r1 {
+        let mut acc = [f._mm512_setzero_ps(); MAX_BATCH];
+        let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
+        for c in 0..chunks {
+            ahead(s.sse, rc, sr, c);
+            let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
+            let sv = scales_v3(*s, sbytes);
+            let v: __m512i = pulp::cast(*bytes);
+            // Even positions (low nibbles), odd positions (high nibbles), offset codes.
+            let ue = bw._mm512_shuffle_epi8(tbl, f._mm512_and_si512(v, m0f));
+            let uo = bw._mm512_shuffle_epi8(tbl, f._mm512_and_si512(bw._mm512_srli_epi16::<4>(v), m0f));
+            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                let i = b * chunks + c;
+                let xv: [__m512i; 2] = pulp::cast(xsplit[i]);
+                let cv: __m512i = pulp::cast(corr8[i]);
+                let m = if VNNI {
+                    // SAFETY: VNNI is only true inside `i8_rows_v4_vnni`, whose caller
+                    // guarantees AVX-512 VNNI.
+                    unsafe {
+                        use core::arch::x86_64::_mm512_dpbusd_epi32 as dp;
+                        dp(dp(cv, ue, xv[0]), uo, xv[1])
+                    }
+                } else {
+                    // No i16 overflow: |each maddubs lane| <= 2 * 24 * 127, the sum twice that.
+                    let p = bw._mm512_add_epi16(
+                        bw._mm512_maddubs_epi16(ue, xv[0]),
+                        bw._mm512_maddubs_epi16(uo, xv[1]),
+                    );
+                    f._mm512_add_epi32(bw._mm512_madd_epi16(p, ones), cv)
+                };
+                let sd: __m256 = s.avx._mm256_mul_ps(sv, pulp::cast(dsub[i]));
+                let sc = f._mm512_permutexvar_ps(idx, f._mm512_castps256_ps512(sd));
+                *a = f._mm512_fmadd_ps(f._mm512_cvtepi32_ps(m), sc, *a);
+            }
+        }
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(*a)) * 0.5);
+        }
+    }
+}
+
+/// The activation codes of each chunk split into even positions then odd positions (the
+/// order of the low and high nibbles of 64 code bytes), and per 8 positions the correction
+/// `-OFFSET * (xq[8l] + .. + xq[8l + 7])`. Made once per call per thread.
+fn split_pairs(xq: &[[i8; CHUNK]]) -> (Vec<[i8; CHUNK]>, Vec<[i32; CHUNK / 8]>) {
+    let split = xq
+        .iter()
+        .map(|c| core::array::from_fn(|i| if i < 64 { c[2 * i] } else { c[2 * (i - 64) + 1] }))
+        .collect();
+    let corr = xq
+        .iter()
+        .map(|c| {
+            core::array::from_fn(|l| {
+                -(OFFSET as i32) * c[8 * l..8 * l + 8].iter().map(|&v| v as i32).sum::<i32>()
+            })
+        })
+        .collect();
+    (split, corr)
+}
+
+/// The `F32` AVX2 row loop: four 8-lane pre-weight vectors per 32 positions, fed to the
+/// accumulators in the generic kernel's order.
+#[inline(always)]
+pub(crate) fn f32_rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
+    let F32Job {
+        w,
+        xs,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = job;
+    let Weights::Nvfp4 {
+        row_bytes,
+        codes,
+        scales,
+        nkt,
+        d,
+        ..
+    } = w
+    else {
+        return;
+    };
+    let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
+    let chunks = w.chunks();
+    let kc = chunks * CHUNK;
+    let tbl: __m256i = pulp::cast([Q_TBL, Q_TBL]);
+    let post = Post::Div(d);
+    let mut pad = [0u8; 64];
+    for row in r0..r1 {
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; MAX_BATCH];
+        let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
+        for c in 0..chunks {
+            ahead(s.sse, rc, sr, c);
+            let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
+            // `s / 2` is exact (no E4M3FN scale is below 2^-9).
+            let half: [f32; 8] = pulp::cast(avx._mm256_mul_ps(scales_v3(s, sbytes), avx._mm256_set1_ps(0.5)));
+            for blk in 0..4 {
+                let q = avx2._mm256_shuffle_epi8(tbl, nibbles_v3(s, &bytes[16 * blk..]));
+                let qb: [u64; 4] = pulp::cast(q);
+                let mut wv = [avx._mm256_setzero_ps(); 4];
+                for (j, o) in wv.iter_mut().enumerate() {
+                    let qi = avx2._mm256_cvtepi8_epi32(pulp::cast([qb[j], 0u64]));
+                    let sg = avx._mm256_set1_ps(half[(4 * blk + j) / 2]);
+                    *o = avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(qi), sg);
+                }
+                for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                    let p = b * kc + CHUNK * c + 32 * blk;
+                    let xr: &[f32; 32] = xs[p..p + 32].try_into().unwrap_or(&[0.0; 32]);
+                    let xv: [__m256; 4] = pulp::cast(*xr);
+                    for j in 0..4 {
+                        a[j] = fma._mm256_fmadd_ps(wv[j], xv[j], a[j]);
+                    }
+                }
+            }
+        }
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            let t = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
+            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+        }
+    }
+}
+
+/// The `F32` AVX-512 row loop: per 16-position sub-block a 16-entry table `E2M1 * s` indexed
+/// with `permutexvar`.
+#[inline(always)]
+pub(crate) fn f32_rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
+    let F32Job {
+        w,
+        xs,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = job;
+    let Weights::Nvfp4 {
+        row_bytes,
+        codes,
+        scales,
+        nkt,
+        d,
+        ..
+    } = w
+    else {
+        return;
+    };
+    let f = s.avx512f;
+    let chunks = w.chunks();
+    let kc = chunks * CHUNK;
+    let e2m1: __m512 = pulp::cast(E2M1_TO_F32);
+    // The activations of each chunk in nibble-lane order: vector j, lane l is position 8l + j
+    // (the nibble `4j` bits up in the 32-bit lane l of the 64 code bytes).
+    let xp: Vec<[f32; CHUNK]> = (0..nb * chunks)
+        .map(|i| {
+            let (b, c) = (i / chunks, i % chunks);
+            let xr = &xs[b * kc + CHUNK * c..b * kc + CHUNK * (c + 1)];
+            core::array::from_fn(|p| xr[8 * (p % 16) + p / 16])
+        })
+        .collect();
+    // Lane l holds positions 8l .. 8l + 7: sub-block l / 2.
+    let idx: __m512i = pulp::cast(core::array::from_fn::<i32, 16, _>(|l| (l / 2) as i32));
+    let post = Post::Div(d);
+    let mut pad = [0u8; 64];
+    for row in r0..r1 {
+        let mut acc = [[f._mm512_setzero_ps(); 2]; MAX_BATCH];
+        let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
+        for c in 0..chunks {
+            ahead(s.sse, rc, sr, c);
+            let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
+            let sl = f._mm512_permutexvar_ps(idx, f._mm512_castps256_ps512(scales_v3(*s, sbytes)));
+            let v: __m512i = pulp::cast(*bytes);
+            // A loop, not `array::from_fn` (see `i8_rows_v3`).
+            let mut ev = [f._mm512_setzero_ps(); 8];
+            for (j, e) in ev.iter_mut().enumerate() {
+                let nib = f._mm512_srlv_epi32(v, f._mm512_set1_epi32(4 * j as i32));
+                *e = f._mm512_permutexvar_ps(nib, e2m1);
+            }
+            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                let xv: [__m512; 8] = pulp::cast(xp[b * chunks + c]);
+                let mut blk = [f._mm512_setzero_ps(); 2];
+                for j in 0..8 {
+                    blk[j % 2] = f._mm512_fmadd_ps(ev[j], xv[j], blk[j % 2]);
+                }
+                a[0] = f._mm512_fmadd_ps(blk[0], sl, a[0]);
+                a[1] = f._mm512_fmadd_ps(blk[1], sl, a[1]);
+            }
+        }
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(f._mm512_add_ps(a[0], a[1]))));
+        }
+    }
+}
+
+/// Runs [`i8_rows_v3`] inside the `V3` token's `target_feature` context.
+pub(crate) struct I8V3<'a, 'b, 'c>(pub(crate) pulp::x86::V3, pub(crate) I8Job<'a, 'b, 'c>);
+
+impl pulp::WithSimd for I8V3<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        i8_rows_v3(self.0, self.1)
+    }
+}
+
+/// Runs [`i8_rows_v4`] inside the `V4` token's `target_feature` context.
+pub(crate) struct I8V4<'a, 'b, 'c>(pub(crate) pulp::x86::V4, pub(crate) I8Job<'a, 'b, 'c>);
+
+impl pulp::WithSimd for I8V4<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        i8_rows_v4(self.0, self.1)
+    }
+}
+
+/// Runs [`f32_rows_v3`] inside the `V3` token's `target_feature` context.
+pub(crate) struct F32V3<'a, 'b, 'c>(pub(crate) pulp::x86::V3, pub(crate) F32Job<'a, 'b, 'c>);
+
+impl pulp::WithSimd for F32V3<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        f32_rows_v3(self.0, self.1)
+    }
+}
+
+/// Runs [`f32_rows_v4`] inside the `V4` token's `target_feature` context.
+pub(crate) struct F32V4<'a, 'b, 'c>(pub(crate) pulp::x86::V4, pub(crate) F32Job<'a, 'b, 'c>);
+
+impl pulp::WithSimd for F32V4<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        f32_rows_v4(self.0, self.1)
+    }
+}

@@ -1,0 +1,294 @@
+//! The NVFP4 and FP8 x86 fast paths ([`super::nvfp4x86`], [`super::fp8x86`]) against the
+//! generic kernels on the same token ([`super::f32::GemvF32Op`], [`super::i8::rows`] with
+//! [`super::i8::V3I8`] / [`super::i8::V4I8`]), over every E2M1 code, every E4M3FN scale byte
+//! (NaN included) and every FP8 byte, at K across partial chunks and N across the 128-row
+//! scale tiles:
+//!
+//! - bit-identical (a NaN for a NaN): the AVX2 paths, and the AVX-512 FP8 path;
+//! - the AVX-512 NVFP4 paths regroup the float sums (see `nvfp4x86`): they meet the profile's
+//!   criterion against the f64 reference, give a NaN exactly where the generic kernel does, and
+//!   the VNNI and `maddubs` I8 variants agree bit for bit.
+
+use ninfer_core::layout::{Geometry, TensorDesc};
+use ninfer_core::registry::Format;
+use pulp::Simd;
+
+use super::f32::GemvF32Op;
+use super::i8::{quantize, I8Job, I8Op, QuantAct, V3I8, V4I8};
+use super::{fast, fp8x86, nvfp4x86};
+use crate::criteria::{f32_bound, i8_bound, reference_dot};
+use crate::weights::Weights;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn unit(&mut self) -> f32 {
+        ((self.next() >> 40) as f32 / (1u64 << 23) as f32) - 1.0
+    }
+}
+
+/// NVFP4 `[n, k]`: random codes; scales walk through all 256 bytes (`nan`: the NaN bytes
+/// 0x7f / 0xff kept, else replaced by 0x38).
+fn nvfp4(n: usize, k: usize, seed: u64, nan: bool) -> (TensorDesc, Vec<u8>) {
+    let desc = TensorDesc::for_format(Format::Nvfp4, &[n, k]).unwrap();
+    let Geometry::Blockscale(g) = desc.geometry() else {
+        unreachable!()
+    };
+    let mut rng = Rng(seed | 1);
+    let codes: Vec<u8> = (0..n * k).map(|_| (rng.next() % 16) as u8).collect();
+    let scales: Vec<u8> = (0..n * k / 16)
+        .map(|i| {
+            let b = (i * 97 + seed as usize) as u8;
+            if !nan && b & 0x7f == 0x7f {
+                0x38
+            } else {
+                b
+            }
+        })
+        .collect();
+    let mut out = vec![0u8; desc.payload_len()];
+    g.pack(&codes, &scales, 3.0f32.to_bits(), &mut out).unwrap();
+    (desc, out)
+}
+
+/// FP8 `[n, k]`: every byte (NaN words included when `nan`), BF16 row scales near 1.
+fn fp8(n: usize, k: usize, seed: u64, nan: bool) -> (TensorDesc, Vec<u8>) {
+    let desc = TensorDesc::for_format(Format::Fp8E4m3fnRowBf16s, &[n, k]).unwrap();
+    let Geometry::RowScale(g) = desc.geometry() else {
+        unreachable!()
+    };
+    let codes: Vec<u8> = (0..n * k)
+        .map(|i| {
+            let b = (i * 131 + seed as usize) as u8;
+            if !nan && b & 0x7f == 0x7f {
+                0x40
+            } else {
+                b
+            }
+        })
+        .collect();
+    let scales: Vec<u16> = (0..n).map(|r| 0x3f00 + (r as u16 % 0x200)).collect();
+    let mut out = vec![0u8; desc.payload_len()];
+    g.pack(&codes, &scales, &mut out).unwrap();
+    (desc, out)
+}
+
+/// `got` meets the profile's criterion (I8 when `i8`) against the f64 reference for every
+/// output whose weights are finite, and is a NaN exactly where the generic kernel's `want` is.
+#[allow(clippy::too_many_arguments)]
+fn meets(desc: &TensorDesc, p: &[u8], x: &[f32], nb: usize, got: &[f32], want: &[f32], i8: bool, ctx: &str) {
+    let (n, k) = (desc.shape()[0], desc.shape()[1]);
+    let mut wd = vec![0f32; n * k];
+    desc.decode_f32(p, &mut wd).unwrap();
+    for b in 0..nb {
+        let xb = &x[b * k..(b + 1) * k];
+        for row in 0..n {
+            let (y, g) = (got[b * n + row], want[b * n + row]);
+            assert_eq!(
+                y.is_nan(),
+                g.is_nan(),
+                "{ctx}: batch {b} row {row}: fast {y:e} generic {g:e}"
+            );
+            let wr = &wd[row * k..(row + 1) * k];
+            if wr.iter().any(|v| !v.is_finite()) {
+                continue;
+            }
+            let yr = reference_dot(wr, xb);
+            let bound = if i8 { i8_bound(wr, xb) } else { f32_bound(wr, xb) };
+            let err = (y as f64 - yr).abs();
+            assert!(
+                err <= bound,
+                "{ctx}: batch {b} row {row}: y {y:e} y_ref {yr:e} |err| {err:e} > {bound:e}"
+            );
+        }
+    }
+}
+
+fn same(a: &[f32], b: &[f32], ctx: &str) {
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+            "{ctx}: output {i}: fast {x:e} generic {y:e}"
+        );
+    }
+}
+
+/// Run `f` on `nb` batch rows of `n` outputs; returns the outputs, batch-major.
+fn outputs(n: usize, nb: usize, f: impl FnOnce(&mut [&mut [f32]])) -> Vec<f32> {
+    let mut y = vec![0f32; nb * n];
+    let mut ys: Vec<&mut [f32]> = y.chunks_exact_mut(n).collect();
+    f(&mut ys);
+    y
+}
+
+fn activations(k: usize, nb: usize, chunks: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
+    let mut rng = Rng(seed | 1);
+    let x: Vec<f32> = (0..nb * k)
+        .map(|i| rng.unit() * [1.0, 7.0, 0.01][i % 3])
+        .collect();
+    let kc = chunks * 128;
+    let mut xs = vec![0f32; nb * kc];
+    for b in 0..nb {
+        xs[b * kc..b * kc + k].copy_from_slice(&x[b * k..(b + 1) * k]);
+    }
+    (x, xs)
+}
+
+fn f32_op<'a, 'b, 'c>(
+    w: Weights<'a>,
+    xs: &'a [f32],
+    nb: usize,
+    ys: &'b mut [&'c mut [f32]],
+) -> GemvF32Op<'a, 'b, 'c> {
+    GemvF32Op {
+        w,
+        xs,
+        nb,
+        r0: 0,
+        r1: w.rows(),
+        ys,
+    }
+}
+
+fn i8_job<'a, 'b, 'c>(
+    w: Weights<'a>,
+    act: &'a QuantAct,
+    nb: usize,
+    ys: &'b mut [&'c mut [f32]],
+) -> I8Job<'a, 'b, 'c> {
+    I8Job {
+        w,
+        act,
+        nb,
+        r0: 0,
+        r1: w.rows(),
+        ys,
+    }
+}
+
+fn f32_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
+    let w = Weights::new(desc, p).unwrap();
+    let (n, k) = (w.rows(), w.k());
+    let (x, xs) = activations(k, nb, w.chunks(), seed);
+    let ctx = format!("{} [{n}, {k}] nb {nb} F32", desc.format().name());
+    let nv = matches!(w, Weights::Nvfp4 { .. });
+    if let Some(s) = pulp::x86::V3::try_new() {
+        let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(w, &xs, nb, ys)));
+        let got = outputs(n, nb, |ys| {
+            let job = fast(f32_op(w, &xs, nb, ys));
+            if nv {
+                Simd::vectorize(s, nvfp4x86::F32V3(s, job))
+            } else {
+                Simd::vectorize(s, fp8x86::FastV3(s, job))
+            }
+        });
+        same(&got, &want, &format!("V3 {ctx}"));
+    }
+    if let Some(s) = pulp::x86::V4::try_new() {
+        let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(w, &xs, nb, ys)));
+        let got = outputs(n, nb, |ys| {
+            let job = fast(f32_op(w, &xs, nb, ys));
+            if nv {
+                Simd::vectorize(s, nvfp4x86::F32V4(s, job))
+            } else {
+                Simd::vectorize(s, fp8x86::FastV4(s, job))
+            }
+        });
+        if nv {
+            meets(desc, p, &x, nb, &got, &want, false, &format!("V4 {ctx}"));
+        } else {
+            same(&got, &want, &format!("V4 {ctx}"));
+        }
+    } else {
+        println!("SKIPPED: AVX-512 F32 parity ({ctx}): this CPU has no AVX-512");
+    }
+}
+
+fn i8_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
+    let w = Weights::new(desc, p).unwrap();
+    let (n, k) = (w.rows(), w.k());
+    let (x, _) = activations(k, nb, w.chunks(), seed);
+    let act = quantize(&x, nb, k, w.chunks(), 12).unwrap();
+    let ctx = format!("NVFP4 [{n}, {k}] nb {nb} I8");
+    if let Some(s) = pulp::x86::V3::try_new() {
+        let want = outputs(n, nb, |ys| {
+            Simd::vectorize(
+                s,
+                I8Op {
+                    kern: V3I8(s),
+                    job: i8_job(w, &act, nb, ys),
+                },
+            )
+        });
+        let got = outputs(n, nb, |ys| {
+            Simd::vectorize(s, nvfp4x86::I8V3(s, i8_job(w, &act, nb, ys)))
+        });
+        same(&got, &want, &format!("V3 {ctx}"));
+    }
+    if let Some(s) = pulp::x86::V4::try_new() {
+        let want = outputs(n, nb, |ys| {
+            Simd::vectorize(
+                s,
+                I8Op {
+                    kern: V4I8(s),
+                    job: i8_job(w, &act, nb, ys),
+                },
+            )
+        });
+        let got = outputs(n, nb, |ys| {
+            Simd::vectorize(s, nvfp4x86::I8V4(s, i8_job(w, &act, nb, ys)))
+        });
+        meets(desc, p, &x, nb, &got, &want, true, &format!("V4 {ctx}"));
+        if std::arch::is_x86_feature_detected!("avx512vnni") {
+            // SAFETY: AVX-512 VNNI was detected just above; the token proves the V4 features.
+            let vnni = outputs(n, nb, |ys| unsafe {
+                nvfp4x86::i8_rows_v4_vnni(s, i8_job(w, &act, nb, ys))
+            });
+            same(&vnni, &got, &format!("V4 VNNI {ctx}"));
+        } else {
+            println!("SKIPPED: AVX-512 VNNI I8 parity ({ctx}): this CPU has no VNNI");
+        }
+    } else {
+        println!("SKIPPED: AVX-512 I8 parity ({ctx}): this CPU has no AVX-512");
+    }
+}
+
+#[test]
+fn nvfp4_fast_paths_match_the_generic_kernels() {
+    for (i, &k) in [16, 32, 48, 64, 80, 128, 144, 4112].iter().enumerate() {
+        for (j, &n) in [1, 7, 130, 257].iter().enumerate() {
+            if k == 4112 && n > 7 {
+                continue;
+            }
+            let seed = 3 + 11 * i as u64 + j as u64;
+            for nan in [false, true] {
+                let (desc, p) = nvfp4(n, k, seed, nan);
+                for nb in [1, 3] {
+                    f32_parity(&desc, &p, nb, seed);
+                    i8_parity(&desc, &p, nb, seed);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fp8_fast_paths_equal_the_generic_kernel_bit_for_bit() {
+    for (i, &k) in [1, 31, 127, 128, 129, 256, 300, 4097].iter().enumerate() {
+        for (j, &n) in [1, 7, 129].iter().enumerate() {
+            let seed = 5 + 13 * i as u64 + j as u64;
+            for nan in [false, true] {
+                let (desc, p) = fp8(n, k, seed, nan);
+                for nb in [1, 2] {
+                    f32_parity(&desc, &p, nb, seed);
+                }
+            }
+        }
+    }
+}
