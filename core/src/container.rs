@@ -381,6 +381,8 @@ impl fmt::Display for Rule {
     }
 }
 
+impl core::error::Error for ContainerError {}
+
 impl fmt::Display for ContainerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.tensor {

@@ -181,3 +181,8 @@ impl fmt::Display for ConvertError {
         })
     }
 }
+
+impl core::error::Error for RegistryError {}
+impl core::error::Error for ValueError {}
+impl core::error::Error for EncodeError {}
+impl core::error::Error for ConvertError {}

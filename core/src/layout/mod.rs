@@ -106,6 +106,10 @@ impl fmt::Display for LayoutError {
     }
 }
 
+impl core::error::Error for LayoutError {}
+
+impl core::error::Error for ValidateError {}
+
 impl From<RegistryError> for LayoutError {
     fn from(_: RegistryError) -> Self {
         LayoutError::UnsupportedPair
