@@ -39,7 +39,13 @@ fuzz_target!(|input: &[u8]| {
     let shape: Vec<u64> = (0..rank)
         .map(|i| {
             let v = u64_at(dims_raw, i);
-            if mode & 0x80 != 0 { v } else { v % 300 }
+            if mode & 0x80 != 0 {
+                v
+            } else if rank <= 2 {
+                v % 300
+            } else {
+                v % 24 // higher ranks: small axes keep whole tensors decodable
+            }
         })
         .collect();
     let mut desc = std::mem::MaybeUninit::<ninfer_desc>::zeroed();
@@ -68,20 +74,26 @@ fuzz_target!(|input: &[u8]| {
     }
     let payload: Vec<u8> = if mode & 0x20 != 0 {
         // Exactly the expected length (when sane), filled from the input.
-        let want = (desc.payload_len as usize).min(1 << 20);
-        (0..want).map(|i| data.get(i % data.len().max(1)).copied().unwrap_or(0)).collect()
+        let want = (desc.payload_len as usize).min(1 << 16);
+        if data.is_empty() {
+            vec![0; want]
+        } else {
+            data.iter().copied().cycle().take(want).collect()
+        }
     } else {
         data.to_vec()
     };
-    let numel = (desc.numel as usize).min(1 << 18);
+    // Output buffers are capped (a larger tensor then meets a too-short buffer, which is one of the
+    // cases under test); the caps keep one execution cheap enough for 10M-run campaigns.
+    let numel = (desc.numel as usize).min(1 << 13);
     let out_len = if mode & 0x10 != 0 { numel } else { numel.saturating_sub(1) };
     let mut f = vec![0f32; out_len];
     let mut h = vec![0u16; out_len];
     let rows = [0u64, 1, desc.rows, u64::MAX];
     let nr = (mode as usize) % 5;
-    let gather_len = nr.saturating_mul(desc.row_len as usize).min(1 << 18);
+    let gather_len = nr.saturating_mul(desc.row_len as usize).min(1 << 13);
     let mut g = vec![0f32; gather_len];
-    let mut packed = vec![0u8; (payload.len()).min(1 << 20)];
+    let mut packed = vec![0u8; payload.len()];
     // SAFETY: every pointer covers the length passed beside it; desc and loc are valid.
     unsafe {
         let l = loc.as_mut_ptr();
