@@ -209,6 +209,7 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
         dsub,
         xabs,
         corr,
+        ..
     } = act;
     let chunks = *chunks;
     let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
@@ -264,18 +265,61 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
     enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vnni,avx2,fma,bmi1,bmi2,lzcnt,popcnt"
 )]
 pub(crate) unsafe fn rows_v4_vnni(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
-    rows_v4_impl::<true>(s, job)
+    rows_v4_by::<true>(s, job)
 }
 
 /// The AVX-512BW row loop (see the module docs). `nb` batch rows.
 #[inline(always)]
 pub(crate) fn rows_v4(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
-    rows_v4_impl::<false>(s, job)
+    rows_v4_by::<false>(s, job)
 }
 
+/// The grouped scheme with const id `G` (0..3: Q4, Q5, Q6, W8).
+#[inline(always)]
+pub(crate) const fn grouped(g: u8) -> Grouped {
+    match g {
+        0 => Grouped::Q4,
+        1 => Grouped::Q5,
+        2 => Grouped::Q6,
+        _ => Grouped::W8,
+    }
+}
+
+/// Monomorphise a row kernel `$k::<..., G, NB>` over the scheme and the batch size (1, 2, up
+/// to 4, up to [`MAX_BATCH`]): with both constant, the decode has no branch and the
+/// accumulators are registers.
+macro_rules! by_scheme_and_batch {
+    ($g:expr, $nb:expr, $k:ident :: < $($c:tt),* > ( $($a:expr),* )) => {{
+        macro_rules! nb {
+            ($G:expr) => {
+                match $nb {
+                    1 => $k::<$($c,)* $G, 1>($($a),*),
+                    2 => $k::<$($c,)* $G, 2>($($a),*),
+                    3 | 4 => $k::<$($c,)* $G, 4>($($a),*),
+                    _ => $k::<$($c,)* $G, { crate::MAX_BATCH }>($($a),*),
+                }
+            };
+        }
+        match $g {
+            Grouped::Q4 => nb!(0),
+            Grouped::Q5 => nb!(1),
+            Grouped::Q6 => nb!(2),
+            Grouped::W8 => nb!(3),
+        }
+    }};
+}
+
+#[inline(always)]
+fn rows_v4_by<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
+    if let Weights::Grouped { g, .. } = job.w {
+        by_scheme_and_batch!(g, job.nb, rows_v4_impl::<VNNI>(s, job))
+    }
+}
+
+/// One scheme `G` ([`grouped`]), batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
 /// `VNNI`: only true when called from [`rows_v4_vnni`].
 #[inline(always)]
-fn rows_v4_impl<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
+fn rows_v4_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
     let I8Job {
         w,
         act,
@@ -285,7 +329,6 @@ fn rows_v4_impl<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
         ys,
     } = job;
     let Weights::Grouped {
-        g,
         codes,
         scales,
         rcb,
@@ -298,28 +341,50 @@ fn rows_v4_impl<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
     let QuantAct {
         chunks,
         xq,
-        dsub,
         corr,
+        dlane,
         ..
     } = act;
     let chunks = *chunks;
+    let g = grouped(G);
     let (f, bw) = (s.avx512f, s.avx512bw);
     let cb = 16 * g.bits() as usize;
     let per = CHUNK / g.group_size();
     let w8 = g == Grouped::W8;
     let ones = f._mm512_set1_epi16(1);
     let zero = f._mm512_setzero_si512();
-    let mut sc = vec![0f32; gp];
+    // W8: lanes 0..7 of half h belong to group 2h, lanes 8..15 to group 2h + 1.
+    let pick = [
+        f._mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+        f._mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
+    ];
+    let live = |b: usize| NB <= 2 || b < nb;
+    let mut sc = vec![0f32; gp + 4];
     for row in r0..r1 {
-        row_scales(scales, row, gp, &mut sc);
-        let mut acc = [[f._mm512_setzero_ps(); 2]; MAX_BATCH];
+        row_scales(scales, row, gp, &mut sc[..gp]);
+        let mut acc = [[f._mm512_setzero_ps(); 2]; NB];
         let rc = &codes[row * rcb..row * rcb + chunks * cb];
         for (c, chunk) in rc.chunks_exact(cb).enumerate() {
             let u = decode_v4(s, g, chunk);
-            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+            // The weight scale of each i32 lane.
+            let sg: [__m512; 2] = if w8 {
+                let s4: &[f32; 4] = sc[c * per..c * per + 4].try_into().unwrap_or(&[0.0; 4]);
+                let s4 = f._mm512_broadcast_f32x4(pulp::cast(*s4));
+                [
+                    f._mm512_permutexvar_ps(pick[0], s4),
+                    f._mm512_permutexvar_ps(pick[1], s4),
+                ]
+            } else {
+                [f._mm512_set1_ps(sc[c * per]), f._mm512_set1_ps(sc[c * per + 1])]
+            };
+            for (b, a) in acc.iter_mut().enumerate() {
+                if !live(b) {
+                    break;
+                }
                 let i = b * chunks + c;
                 let xv: [__m512i; 2] = pulp::cast(xq[i]);
-                let d = &dsub[i];
+                let dl: [__m512; 2] = pulp::cast(dlane[i]);
+                let cv: [__m512i; 2] = pulp::cast(corr[i]);
                 for h in 0..2 {
                     let m = if w8 {
                         let neg = bw._mm512_movepi8_mask(xv[h]);
@@ -332,30 +397,23 @@ fn rows_v4_impl<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
                         } else {
                             bw._mm512_madd_epi16(bw._mm512_maddubs_epi16(ax, sq), ones)
                         }
+                    } else if VNNI {
+                        // SAFETY: as above.
+                        unsafe { core::arch::x86_64::_mm512_dpbusd_epi32(cv[h], u[h], xv[h]) }
                     } else {
-                        let cv: [__m512i; 2] = pulp::cast(corr[i]);
-                        if VNNI {
-                            // SAFETY: as above.
-                            unsafe { core::arch::x86_64::_mm512_dpbusd_epi32(cv[h], u[h], xv[h]) }
-                        } else {
-                            let p = bw._mm512_maddubs_epi16(u[h], xv[h]);
-                            f._mm512_add_epi32(bw._mm512_madd_epi16(p, ones), cv[h])
-                        }
+                        let p = bw._mm512_maddubs_epi16(u[h], xv[h]);
+                        f._mm512_add_epi32(bw._mm512_madd_epi16(p, ones), cv[h])
                     };
-                    // Lanes 0..7: block 2h, lanes 8..15: block 2h + 1.
-                    let (s0, s1) = if w8 {
-                        (sc[c * per + 2 * h], sc[c * per + 2 * h + 1])
-                    } else {
-                        (sc[c * per + h], sc[c * per + h])
-                    };
-                    let lo = f._mm512_set1_ps(s0 * d[4 * h]);
-                    let hi = f._mm512_set1_ps(s1 * d[4 * h + 2]);
-                    let sv: __m512 = f._mm512_mask_blend_ps(0xff00, lo, hi);
+                    // `s_g * d_b` per lane: the generic kernel's `sd` (the same product).
+                    let sv = f._mm512_mul_ps(sg[h], dl[h]);
                     a[h] = f._mm512_fmadd_ps(f._mm512_cvtepi32_ps(m), sv, a[h]);
                 }
             }
         }
-        for (b, a) in acc.iter().enumerate().take(nb) {
+        for (b, a) in acc.iter().enumerate() {
+            if !live(b) {
+                break;
+            }
             let v: [[f32; 8]; 2] = pulp::cast(f._mm512_add_ps(a[0], a[1]));
             let t: [f32; 8] = core::array::from_fn(|i| v[0][i] + v[1][i]);
             ys[b][row - r0] = tree8(t);

@@ -1,3 +1,6 @@
+//! The row-split (Q4/Q5/Q6/W8), BF16 and FP32 x86 fast paths ([`super::f32x86`],
+//! [`super::i8x86`]) are bit-identical to the generic kernels for every batch size 1..=8.
+//!
 //! The NVFP4 and FP8 x86 fast paths ([`super::nvfp4x86`], [`super::fp8x86`]) against the
 //! generic kernels on the same token ([`super::f32::GemvF32Op`], [`super::i8::rows`] with
 //! [`super::i8::V3I8`] / [`super::i8::V4I8`]), over every E2M1 code, every E4M3FN scale byte
@@ -15,7 +18,7 @@ use pulp::Simd;
 
 use super::f32::GemvF32Op;
 use super::i8::{quantize, I8Job, I8Op, QuantAct, V3I8, V4I8};
-use super::{fast, fp8x86, nvfp4x86};
+use super::{f32x86, fast, fp8x86, i8x86, nvfp4x86};
 use crate::criteria::{f32_bound, i8_bound, reference_dot};
 use crate::weights::Weights;
 
@@ -287,6 +290,106 @@ fn fp8_fast_paths_equal_the_generic_kernel_bit_for_bit() {
                 let (desc, p) = fp8(n, k, seed, nan);
                 for nb in [1, 2] {
                     f32_parity(&desc, &p, nb, seed);
+                }
+            }
+        }
+    }
+}
+
+/// The row-split F32 and I8 fast paths (and the BF16/FP32 F32 one) against the generic kernels
+/// on the same token, bit for bit, for every batch size (each is its own monomorphised kernel).
+fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
+    let w = Weights::new(desc, p).unwrap();
+    let (n, k) = (w.rows(), w.k());
+    let (x, xs) = activations(k, nb, w.chunks(), seed);
+    let ctx = format!("{} [{n}, {k}] nb {nb}", desc.format().name());
+    let offset = match w {
+        Weights::Grouped { g, .. } if g.bits() < 8 => 1 << (g.bits() - 1),
+        _ => 0,
+    };
+    let act = quantize(&x, nb, k, w.chunks(), offset).unwrap();
+    let grouped = matches!(w, Weights::Grouped { .. });
+    if let Some(s) = pulp::x86::V3::try_new() {
+        let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(w, &xs, nb, ys)));
+        let got = outputs(n, nb, |ys| {
+            Simd::vectorize(s, f32x86::FastV3(s, fast(f32_op(w, &xs, nb, ys))))
+        });
+        same(&got, &want, &format!("V3 F32 {ctx}"));
+        if grouped {
+            let want = outputs(n, nb, |ys| {
+                Simd::vectorize(
+                    s,
+                    I8Op {
+                        kern: V3I8(s),
+                        job: i8_job(w, &act, nb, ys),
+                    },
+                )
+            });
+            let got = outputs(n, nb, |ys| {
+                Simd::vectorize(s, i8x86::FastV3(s, i8_job(w, &act, nb, ys)))
+            });
+            same(&got, &want, &format!("V3 I8 {ctx}"));
+        }
+    }
+    if let Some(s) = pulp::x86::V4::try_new() {
+        let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(w, &xs, nb, ys)));
+        let got = outputs(n, nb, |ys| {
+            Simd::vectorize(s, f32x86::FastV4(s, fast(f32_op(w, &xs, nb, ys))))
+        });
+        same(&got, &want, &format!("V4 F32 {ctx}"));
+        if grouped {
+            let want = outputs(n, nb, |ys| {
+                Simd::vectorize(
+                    s,
+                    I8Op {
+                        kern: V4I8(s),
+                        job: i8_job(w, &act, nb, ys),
+                    },
+                )
+            });
+            let got = outputs(n, nb, |ys| {
+                Simd::vectorize(s, i8x86::FastV4(s, i8_job(w, &act, nb, ys)))
+            });
+            same(&got, &want, &format!("V4 I8 {ctx}"));
+            if std::arch::is_x86_feature_detected!("avx512vnni") {
+                // SAFETY: AVX-512 VNNI was detected just above; the token proves the V4 features.
+                let vnni = outputs(n, nb, |ys| unsafe {
+                    i8x86::rows_v4_vnni(s, i8_job(w, &act, nb, ys))
+                });
+                same(&vnni, &want, &format!("V4 VNNI I8 {ctx}"));
+            } else {
+                println!("SKIPPED: AVX-512 VNNI I8 parity ({ctx}): this CPU has no VNNI");
+            }
+        }
+    } else {
+        println!("SKIPPED: AVX-512 parity ({ctx}): this CPU has no AVX-512");
+    }
+}
+
+#[test]
+fn row_split_bf16_fp32_fast_paths_equal_the_generic_kernels_bit_for_bit() {
+    let formats = [
+        Format::Q4G64F16S,
+        Format::Q5G64F16S,
+        Format::Q6G64F16S,
+        Format::W8G32F16S,
+        Format::Bf16,
+        Format::Fp32,
+    ];
+    for (fi, &format) in formats.iter().enumerate() {
+        for (i, &k) in [1, 63, 64, 65, 127, 128, 129, 300, 4097].iter().enumerate() {
+            for (j, &n) in [1, 7, 33].iter().enumerate() {
+                let (desc, p) = crate::report::synthetic(format, n, k).unwrap();
+                for nb in 1..=crate::MAX_BATCH {
+                    if k == 4097 && nb % 3 != 1 {
+                        continue;
+                    }
+                    grouped_parity(
+                        &desc,
+                        &p,
+                        nb,
+                        7 + 31 * fi as u64 + 5 * i as u64 + j as u64 + 97 * nb as u64,
+                    );
                 }
             }
         }
