@@ -30,7 +30,6 @@ use ninfer_core::registry::Grouped;
 
 use super::i8::{tree8, I8Job, QuantAct};
 use crate::weights::{f16_to_f32_branchless, Weights, CHUNK};
-use crate::MAX_BATCH;
 
 /// Load 32 bytes (an unaligned load after inlining).
 #[inline(always)]
@@ -110,7 +109,12 @@ pub(crate) fn decode_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i;
                 avx2._mm256_srlv_epi32(hn, cnt(0, 1)),
                 avx2._mm256_srlv_epi32(hn, cnt(2, 3)),
             ];
-            core::array::from_fn(|b| avx2._mm256_or_si256(nib[b], avx2._mm256_and_si256(hb[b], m10)))
+            [
+                avx2._mm256_or_si256(nib[0], avx2._mm256_and_si256(hb[0], m10)),
+                avx2._mm256_or_si256(nib[1], avx2._mm256_and_si256(hb[1], m10)),
+                avx2._mm256_or_si256(nib[2], avx2._mm256_and_si256(hb[2], m10)),
+                avx2._mm256_or_si256(nib[3], avx2._mm256_and_si256(hb[3], m10)),
+            ]
         }
         Grouped::Q6 => {
             let (v0, v1) = (ld32(chunk), ld32(&chunk[32..]));
@@ -129,7 +133,12 @@ pub(crate) fn decode_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i;
                 h,
                 avx2._mm256_srli_epi16::<2>(h),
             ];
-            core::array::from_fn(|b| avx2._mm256_or_si256(nib[b], avx2._mm256_and_si256(hb[b], m30)))
+            [
+                avx2._mm256_or_si256(nib[0], avx2._mm256_and_si256(hb[0], m30)),
+                avx2._mm256_or_si256(nib[1], avx2._mm256_and_si256(hb[1], m30)),
+                avx2._mm256_or_si256(nib[2], avx2._mm256_and_si256(hb[2], m30)),
+                avx2._mm256_or_si256(nib[3], avx2._mm256_and_si256(hb[3], m30)),
+            ]
         }
     }
 }
@@ -161,7 +170,10 @@ pub(crate) fn decode_v4(s: pulp::x86::V4, g: Grouped, chunk: &[u8]) -> [__m512i;
             let c0 = f._mm512_setr_epi32(4, 4, 4, 4, 3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1);
             let c1 = f._mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
             let hb = [f._mm512_sllv_epi32(hn, c0), f._mm512_srlv_epi32(hn, c1)];
-            core::array::from_fn(|h| f._mm512_or_si512(nib[h], f._mm512_and_si512(hb[h], m10)))
+            [
+                f._mm512_or_si512(nib[0], f._mm512_and_si512(hb[0], m10)),
+                f._mm512_or_si512(nib[1], f._mm512_and_si512(hb[1], m10)),
+            ]
         }
         Grouped::Q6 => {
             let v = ld64(chunk);
@@ -176,14 +188,60 @@ pub(crate) fn decode_v4(s: pulp::x86::V4, g: Grouped, chunk: &[u8]) -> [__m512i;
             let c0 = f._mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2);
             let c1 = f._mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
             let hb = [f._mm512_sllv_epi32(h, c0), f._mm512_srlv_epi32(h, c1)];
-            core::array::from_fn(|h| f._mm512_or_si512(nib[h], f._mm512_and_si512(hb[h], m30)))
+            [
+                f._mm512_or_si512(nib[0], f._mm512_and_si512(hb[0], m30)),
+                f._mm512_or_si512(nib[1], f._mm512_and_si512(hb[1], m30)),
+            ]
         }
     }
+}
+
+/// The grouped scheme with const id `G` (0..3: Q4, Q5, Q6, W8).
+#[inline(always)]
+pub(crate) const fn grouped(g: u8) -> Grouped {
+    match g {
+        0 => Grouped::Q4,
+        1 => Grouped::Q5,
+        2 => Grouped::Q6,
+        _ => Grouped::W8,
+    }
+}
+
+/// Monomorphise a row kernel `$k::<..., G, NB>` over the scheme and the batch size (1, 2, up
+/// to 4, up to [`MAX_BATCH`]): with both constant, the decode has no branch and the
+/// accumulators are registers.
+macro_rules! by_scheme_and_batch {
+    ($g:expr, $nb:expr, $k:ident [ $($c:tt),* ] ( $($a:expr),* )) => {{
+        macro_rules! nb {
+            ($G:expr) => {
+                match $nb {
+                    1 => $k::<$($c,)* $G, 1>($($a),*),
+                    2 => $k::<$($c,)* $G, 2>($($a),*),
+                    3 | 4 => $k::<$($c,)* $G, 4>($($a),*),
+                    _ => $k::<$($c,)* $G, { crate::MAX_BATCH }>($($a),*),
+                }
+            };
+        }
+        match $g {
+            Grouped::Q4 => nb!(0),
+            Grouped::Q5 => nb!(1),
+            Grouped::Q6 => nb!(2),
+            Grouped::W8 => nb!(3),
+        }
+    }};
 }
 
 /// The AVX2 row loop (see the module docs). `nb` batch rows.
 #[inline(always)]
 pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+    if let Weights::Grouped { g, .. } = job.w {
+        by_scheme_and_batch!(g, job.nb, rows_v3_impl[](s, job))
+    }
+}
+
+/// One scheme `G` ([`grouped`]), batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
+#[inline(always)]
+fn rows_v3_impl<const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
     let I8Job {
         w,
         act,
@@ -193,7 +251,6 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
         ys,
     } = job;
     let Weights::Grouped {
-        g,
         codes,
         scales,
         rcb,
@@ -206,46 +263,62 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
     let QuantAct {
         chunks,
         xq,
-        dsub,
         xabs,
         corr,
+        dlane,
         ..
     } = act;
     let chunks = *chunks;
+    let g = grouped(G);
     let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
     let cb = 16 * g.bits() as usize;
     let per = CHUNK / g.group_size();
     let w8 = g == Grouped::W8;
     let ones = avx._mm256_set1_epi16(1);
+    let live = |b: usize| NB <= 2 || b < nb;
     let mut sc = vec![0f32; gp];
     for row in r0..r1 {
         row_scales(scales, row, gp, &mut sc);
-        let mut acc = [[avx._mm256_setzero_ps(); 4]; MAX_BATCH];
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; NB];
         let rc = &codes[row * rcb..row * rcb + chunks * cb];
         for (c, chunk) in rc.chunks_exact(cb).enumerate() {
             let u = decode_v3(s, g, chunk);
-            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+            // The weight scale of each 32-position block (group blk * per / 4 of the chunk).
+            let sg = [
+                avx._mm256_set1_ps(sc[c * per]),
+                avx._mm256_set1_ps(sc[c * per + per / 4]),
+                avx._mm256_set1_ps(sc[c * per + 2 * per / 4]),
+                avx._mm256_set1_ps(sc[c * per + 3 * per / 4]),
+            ];
+            for (b, a) in acc.iter_mut().enumerate() {
+                if !live(b) {
+                    break;
+                }
                 let i = b * chunks + c;
                 let xv: [__m256i; 4] = pulp::cast(xq[i]);
-                let d = &dsub[i];
+                let dl: [__m256; 4] = pulp::cast(dlane[i]);
+                let cv: [__m256i; 4] = pulp::cast(corr[i]);
+                let ax: [__m256i; 4] = pulp::cast(xabs[i]);
                 for blk in 0..4 {
                     let p = if w8 {
-                        let ax: [__m256i; 4] = pulp::cast(xabs[i]);
                         avx2._mm256_maddubs_epi16(ax[blk], avx2._mm256_sign_epi8(u[blk], xv[blk]))
                     } else {
                         avx2._mm256_maddubs_epi16(u[blk], xv[blk])
                     };
                     let mut m = avx2._mm256_madd_epi16(p, ones);
                     if !w8 {
-                        let cv: [__m256i; 4] = pulp::cast(corr[i]);
                         m = avx2._mm256_add_epi32(m, cv[blk]);
                     }
-                    let sd = sc[c * per + blk * per / 4] * d[2 * blk];
-                    a[blk] = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(m), avx._mm256_set1_ps(sd), a[blk]);
+                    // `s_g * d_b` per lane: the generic kernel's `sd` (the same product).
+                    let sv = avx._mm256_mul_ps(sg[blk], dl[blk]);
+                    a[blk] = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(m), sv, a[blk]);
                 }
             }
         }
-        for (b, a) in acc.iter().enumerate().take(nb) {
+        for (b, a) in acc.iter().enumerate() {
+            if !live(b) {
+                break;
+            }
             let t: __m256 = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
             ys[b][row - r0] = tree8(pulp::cast(t));
         }
@@ -274,49 +347,28 @@ pub(crate) fn rows_v4(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
     rows_v4_by::<false>(s, job)
 }
 
-/// The grouped scheme with const id `G` (0..3: Q4, Q5, Q6, W8).
-#[inline(always)]
-pub(crate) const fn grouped(g: u8) -> Grouped {
-    match g {
-        0 => Grouped::Q4,
-        1 => Grouped::Q5,
-        2 => Grouped::Q6,
-        _ => Grouped::W8,
-    }
-}
-
-/// Monomorphise a row kernel `$k::<..., G, NB>` over the scheme and the batch size (1, 2, up
-/// to 4, up to [`MAX_BATCH`]): with both constant, the decode has no branch and the
-/// accumulators are registers.
-macro_rules! by_scheme_and_batch {
-    ($g:expr, $nb:expr, $k:ident :: < $($c:tt),* > ( $($a:expr),* )) => {{
-        macro_rules! nb {
-            ($G:expr) => {
-                match $nb {
-                    1 => $k::<$($c,)* $G, 1>($($a),*),
-                    2 => $k::<$($c,)* $G, 2>($($a),*),
-                    3 | 4 => $k::<$($c,)* $G, 4>($($a),*),
-                    _ => $k::<$($c,)* $G, { crate::MAX_BATCH }>($($a),*),
-                }
-            };
-        }
-        match $g {
-            Grouped::Q4 => nb!(0),
-            Grouped::Q5 => nb!(1),
-            Grouped::Q6 => nb!(2),
-            Grouped::W8 => nb!(3),
-        }
-    }};
-}
-
 #[inline(always)]
 fn rows_v4_by<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
     if let Weights::Grouped { g, .. } = job.w {
-        by_scheme_and_batch!(g, job.nb, rows_v4_impl::<VNNI>(s, job))
+        by_scheme_and_batch!(g, job.nb, rows_v4_impl[VNNI](s, job))
     }
 }
 
-/// One scheme `G` ([`grouped`]), batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
+/// The parts of an [`I8Job`] a row-split row block reads.
+#[derive(Clone, Copy)]
+struct Rows<'a> {
+    codes: &'a [u8],
+    scales: &'a [u8],
+    rcb: usize,
+    gp: usize,
+    chunks: usize,
+    act: &'a QuantAct,
+    /// Live batch rows.
+    nb: usize,
+}
+
+/// One scheme `G` ([`grouped`]), batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`). For
+/// one or two batch rows, two weight rows are done per pass, sharing the activation loads.
 /// `VNNI`: only true when called from [`rows_v4_vnni`].
 #[inline(always)]
 fn rows_v4_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
@@ -338,14 +390,52 @@ fn rows_v4_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V4
     else {
         return;
     };
-    let QuantAct {
+    let rs = Rows {
+        codes,
+        scales,
+        rcb,
+        gp,
+        chunks: act.chunks,
+        act,
+        nb: nb.min(NB),
+    };
+    let mut sc = vec![0f32; 2 * (gp + 4)];
+    let mut row = r0;
+    if NB <= 2 {
+        while row + 2 <= r1 {
+            let y = block_v4::<VNNI, G, NB, 2>(s, rs, row, &mut sc);
+            for (b, yb) in y.iter().enumerate() {
+                ys[b][row - r0..row - r0 + 2].copy_from_slice(yb);
+            }
+            row += 2;
+        }
+    }
+    while row < r1 {
+        let y = block_v4::<VNNI, G, NB, 1>(s, rs, row, &mut sc);
+        for (b, yb) in y.iter().enumerate().take(rs.nb) {
+            ys[b][row - r0] = yb[0];
+        }
+        row += 1;
+    }
+}
+
+/// Weight rows `row..row + R` against the live batch rows: `out[b][r]`.
+#[inline(always)]
+fn block_v4<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
+    s: pulp::x86::V4,
+    rs: Rows<'_>,
+    row: usize,
+    sc: &mut [f32],
+) -> [[f32; R]; NB] {
+    let Rows {
+        codes,
+        scales,
+        rcb,
+        gp,
         chunks,
-        xq,
-        corr,
-        dlane,
-        ..
-    } = act;
-    let chunks = *chunks;
+        act,
+        nb,
+    } = rs;
     let g = grouped(G);
     let (f, bw) = (s.avx512f, s.avx512bw);
     let cb = 16 * g.bits() as usize;
@@ -359,36 +449,46 @@ fn rows_v4_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V4
         f._mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
     ];
     let live = |b: usize| NB <= 2 || b < nb;
-    let mut sc = vec![0f32; gp + 4];
-    for row in r0..r1 {
-        row_scales(scales, row, gp, &mut sc[..gp]);
-        let mut acc = [[f._mm512_setzero_ps(); 2]; NB];
-        let rc = &codes[row * rcb..row * rcb + chunks * cb];
-        for (c, chunk) in rc.chunks_exact(cb).enumerate() {
-            let u = decode_v4(s, g, chunk);
+    let st = gp + 4;
+    for r in 0..R {
+        row_scales(scales, row + r, gp, &mut sc[r * st..r * st + gp]);
+    }
+    let sc = &*sc;
+    let mut acc = [[[f._mm512_setzero_ps(); 2]; R]; NB];
+    for c in 0..chunks {
+        // Plain loops, not `array::from_fn` closures: every intrinsic must inline into this
+        // target-feature context.
+        let mut u = [[zero; 2]; R];
+        let mut sg = [[f._mm512_setzero_ps(); 2]; R];
+        for r in 0..R {
+            let at = (row + r) * rcb + c * cb;
+            u[r] = decode_v4(s, g, &codes[at..at + cb]);
             // The weight scale of each i32 lane.
-            let sg: [__m512; 2] = if w8 {
-                let s4: &[f32; 4] = sc[c * per..c * per + 4].try_into().unwrap_or(&[0.0; 4]);
+            let at = r * st + c * per;
+            sg[r] = if w8 {
+                let s4: &[f32; 4] = sc[at..at + 4].try_into().unwrap_or(&[0.0; 4]);
                 let s4 = f._mm512_broadcast_f32x4(pulp::cast(*s4));
                 [
                     f._mm512_permutexvar_ps(pick[0], s4),
                     f._mm512_permutexvar_ps(pick[1], s4),
                 ]
             } else {
-                [f._mm512_set1_ps(sc[c * per]), f._mm512_set1_ps(sc[c * per + 1])]
+                [f._mm512_set1_ps(sc[at]), f._mm512_set1_ps(sc[at + 1])]
             };
-            for (b, a) in acc.iter_mut().enumerate() {
-                if !live(b) {
-                    break;
-                }
-                let i = b * chunks + c;
-                let xv: [__m512i; 2] = pulp::cast(xq[i]);
-                let dl: [__m512; 2] = pulp::cast(dlane[i]);
-                let cv: [__m512i; 2] = pulp::cast(corr[i]);
+        }
+        for (b, ab) in acc.iter_mut().enumerate() {
+            if !live(b) {
+                break;
+            }
+            let i = b * chunks + c;
+            let xv: [__m512i; 2] = pulp::cast(act.xq[i]);
+            let dl: [__m512; 2] = pulp::cast(act.dlane[i]);
+            let cv: [__m512i; 2] = pulp::cast(act.corr[i]);
+            for (r, a) in ab.iter_mut().enumerate() {
                 for h in 0..2 {
                     let m = if w8 {
                         let neg = bw._mm512_movepi8_mask(xv[h]);
-                        let sq = bw._mm512_mask_sub_epi8(u[h], neg, zero, u[h]);
+                        let sq = bw._mm512_mask_sub_epi8(u[r][h], neg, zero, u[r][h]);
                         let ax = bw._mm512_abs_epi8(xv[h]);
                         if VNNI {
                             // SAFETY: VNNI is only true inside `rows_v4_vnni`, whose caller
@@ -399,26 +499,27 @@ fn rows_v4_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V4
                         }
                     } else if VNNI {
                         // SAFETY: as above.
-                        unsafe { core::arch::x86_64::_mm512_dpbusd_epi32(cv[h], u[h], xv[h]) }
+                        unsafe { core::arch::x86_64::_mm512_dpbusd_epi32(cv[h], u[r][h], xv[h]) }
                     } else {
-                        let p = bw._mm512_maddubs_epi16(u[h], xv[h]);
+                        let p = bw._mm512_maddubs_epi16(u[r][h], xv[h]);
                         f._mm512_add_epi32(bw._mm512_madd_epi16(p, ones), cv[h])
                     };
                     // `s_g * d_b` per lane: the generic kernel's `sd` (the same product).
-                    let sv = f._mm512_mul_ps(sg[h], dl[h]);
+                    let sv = f._mm512_mul_ps(sg[r][h], dl[h]);
                     a[h] = f._mm512_fmadd_ps(f._mm512_cvtepi32_ps(m), sv, a[h]);
                 }
             }
         }
-        for (b, a) in acc.iter().enumerate() {
-            if !live(b) {
-                break;
-            }
+    }
+    let mut out = [[0f32; R]; NB];
+    for (o, ab) in out.iter_mut().zip(&acc) {
+        for (y, a) in o.iter_mut().zip(ab) {
             let v: [[f32; 8]; 2] = pulp::cast(f._mm512_add_ps(a[0], a[1]));
             let t: [f32; 8] = core::array::from_fn(|i| v[0][i] + v[1][i]);
-            ys[b][row - r0] = tree8(t);
+            *y = tree8(t);
         }
     }
+    out
 }
 
 /// Runs [`rows_v3`] inside the `V3` token's `target_feature` context.
