@@ -18,7 +18,7 @@ use core::arch::x86_64::{__m256, __m256i, __m512};
 use ninfer_core::registry::Grouped;
 use pulp::Simd;
 
-use super::i8x86::{decode_v3, decode_v4, row_scales};
+use super::i8x86::{decode_v3, decode_v4, grouped, row_scales};
 use crate::weights::{Weights, CHUNK};
 use crate::MAX_BATCH;
 
@@ -51,9 +51,55 @@ const fn offset(g: Grouped) -> i8 {
     }
 }
 
+/// Weight kinds of this fast path as const ids: 0..3 the grouped schemes (see
+/// [`super::i8x86::grouped`]), then BF16 and FP32.
+const BF16: u8 = 4;
+const FP32: u8 = 5;
+
+/// Monomorphise `$k::<KIND, NB>` over the weight kind and the batch size (1, 2, up to 4, up
+/// to [`MAX_BATCH`]).
+macro_rules! by_kind_and_batch {
+    ($w:expr, $nb:expr, $k:ident ( $($a:expr),* )) => {{
+        macro_rules! nb {
+            ($K:expr) => {
+                match $nb {
+                    1 => $k::<$K, 1>($($a),*),
+                    2 => $k::<$K, 2>($($a),*),
+                    3 | 4 => $k::<$K, 4>($($a),*),
+                    _ => $k::<$K, MAX_BATCH>($($a),*),
+                }
+            };
+        }
+        match $w {
+            Weights::Grouped { g: Grouped::Q4, .. } => nb!(0),
+            Weights::Grouped { g: Grouped::Q5, .. } => nb!(1),
+            Weights::Grouped { g: Grouped::Q6, .. } => nb!(2),
+            Weights::Grouped { g: Grouped::W8, .. } => nb!(3),
+            Weights::Bf16 { .. } => nb!(BF16),
+            Weights::Fp32 { .. } => nb!(FP32),
+            _ => {}
+        }
+    }};
+}
+
 /// AVX-512 row loop.
 #[inline(always)]
 pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
+    by_kind_and_batch!(job.w, job.nb, rows_v4_impl(s, job))
+}
+
+/// The bytes of a row-major direct-format row (`width` bytes per word), or an empty slice.
+#[inline(always)]
+fn words_of<'a>(w: &Weights<'a>) -> &'a [u8] {
+    match *w {
+        Weights::Bf16 { words, .. } | Weights::Fp32 { words, .. } => words,
+        _ => &[],
+    }
+}
+
+/// One weight kind `KIND`, batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
+#[inline(always)]
+fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     let F32Job {
         w,
         xs,
@@ -66,59 +112,66 @@ pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let k = w.k();
-    let gp = match w {
-        Weights::Grouped { gp, .. } => gp,
-        _ => 0,
+    let (codes, scales, rcb, gp) = match w {
+        Weights::Grouped {
+            codes,
+            scales,
+            rcb,
+            gp,
+            ..
+        } => (codes, scales, rcb, gp),
+        _ => (&[][..], &[][..], 0, 0),
     };
+    let words = words_of(&w);
+    let live = |b: usize| NB <= 2 || b < nb;
     let mut sc = vec![0f32; gp];
     let mut buf = [0f32; CHUNK];
     for row in r0..r1 {
-        if let Weights::Grouped { scales, .. } = w {
+        if KIND < BF16 {
             row_scales(scales, row, gp, &mut sc);
         }
-        let mut acc = [[f._mm512_setzero_ps(); 4]; MAX_BATCH];
+        let mut acc = [[f._mm512_setzero_ps(); 4]; NB];
         for c in 0..chunks {
             let full = CHUNK * (c + 1) <= k;
-            let wv: [__m512; 8] = match w {
-                Weights::Grouped { g, codes, rcb, .. } => {
-                    let cb = 16 * g.bits() as usize;
-                    let at = row * rcb + c * cb;
-                    let u = decode_v4(s, g, &codes[at..at + cb]);
-                    let o = f._mm512_set1_epi8(offset(g));
-                    let q: [[__m128i; 4]; 2] = [
-                        pulp::cast(bw._mm512_sub_epi8(u[0], o)),
-                        pulp::cast(bw._mm512_sub_epi8(u[1], o)),
-                    ];
-                    let gs = g.group_size();
-                    let per = CHUNK / gs;
-                    let mut wv = [f._mm512_setzero_ps(); 8];
-                    for (j, o) in wv.iter_mut().enumerate() {
-                        let sg = f._mm512_set1_ps(sc[c * per + 16 * j / gs]);
-                        let qi = f._mm512_cvtepi8_epi32(q[j / 4][j % 4]);
-                        *o = f._mm512_mul_ps(f._mm512_cvtepi32_ps(qi), sg);
-                    }
-                    wv
+            let wv: [__m512; 8] = if KIND < BF16 {
+                let g = grouped(KIND);
+                let cb = 16 * g.bits() as usize;
+                let at = row * rcb + c * cb;
+                let u = decode_v4(s, g, &codes[at..at + cb]);
+                let o = f._mm512_set1_epi8(offset(g));
+                let q: [[__m128i; 4]; 2] = [
+                    pulp::cast(bw._mm512_sub_epi8(u[0], o)),
+                    pulp::cast(bw._mm512_sub_epi8(u[1], o)),
+                ];
+                let gs = g.group_size();
+                let per = CHUNK / gs;
+                let mut wv = [f._mm512_setzero_ps(); 8];
+                for (j, o) in wv.iter_mut().enumerate() {
+                    let sg = f._mm512_set1_ps(sc[c * per + 16 * j / gs]);
+                    let qi = f._mm512_cvtepi8_epi32(q[j / 4][j % 4]);
+                    *o = f._mm512_mul_ps(f._mm512_cvtepi32_ps(qi), sg);
                 }
-                Weights::Bf16 { words, .. } if full => {
-                    let rb = &words[2 * (row * k + CHUNK * c)..2 * (row * k + CHUNK * (c + 1))];
-                    let mut wv = [f._mm512_setzero_ps(); 8];
-                    for (j, o) in wv.iter_mut().enumerate() {
-                        let v: __m256i = ld(&rb[32 * j..32 * j + 32]);
-                        *o = pulp::cast(f._mm512_slli_epi32::<16>(f._mm512_cvtepu16_epi32(v)));
-                    }
-                    wv
+                wv
+            } else if KIND == BF16 && full {
+                let rb = &words[2 * (row * k + CHUNK * c)..2 * (row * k + CHUNK * (c + 1))];
+                let mut wv = [f._mm512_setzero_ps(); 8];
+                for (j, o) in wv.iter_mut().enumerate() {
+                    let v: __m256i = ld(&rb[32 * j..32 * j + 32]);
+                    *o = pulp::cast(f._mm512_slli_epi32::<16>(f._mm512_cvtepu16_epi32(v)));
                 }
-                Weights::Fp32 { words, .. } if full => {
-                    let rb = &words[4 * (row * k + CHUNK * c)..4 * (row * k + CHUNK * (c + 1))];
-                    let v: &[u8; 512] = rb.try_into().unwrap_or(&[0; 512]);
-                    pulp::cast(*v)
-                }
-                _ => {
-                    w.pre_chunk(row, c, &mut buf);
-                    pulp::cast(buf)
-                }
+                wv
+            } else if KIND == FP32 && full {
+                let rb = &words[4 * (row * k + CHUNK * c)..4 * (row * k + CHUNK * (c + 1))];
+                let v: &[u8; 512] = rb.try_into().unwrap_or(&[0; 512]);
+                pulp::cast(*v)
+            } else {
+                w.pre_chunk(row, c, &mut buf);
+                pulp::cast(buf)
             };
-            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+            for (b, a) in acc.iter_mut().enumerate() {
+                if !live(b) {
+                    break;
+                }
                 let xr = &xs[b * kc + CHUNK * c..b * kc + CHUNK * (c + 1)];
                 let xv: &[f32; CHUNK] = xr.try_into().unwrap_or(&[0.0; CHUNK]);
                 let xv: [__m512; 8] = pulp::cast(*xv);
@@ -128,7 +181,10 @@ pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
             }
         }
         let post = w.post(row);
-        for (b, a) in acc.iter().enumerate().take(nb) {
+        for (b, a) in acc.iter().enumerate() {
+            if !live(b) {
+                break;
+            }
             let t = f._mm512_add_ps(f._mm512_add_ps(a[0], a[1]), f._mm512_add_ps(a[2], a[3]));
             ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
         }
@@ -139,6 +195,12 @@ pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
 /// stay in registers; the accumulator order equals the generic kernel's.
 #[inline(always)]
 pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
+    by_kind_and_batch!(job.w, job.nb, rows_v3_impl(s, job))
+}
+
+/// One weight kind `KIND`, batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
+#[inline(always)]
+fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     let F32Job {
         w,
         xs,
@@ -151,73 +213,80 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let k = w.k();
-    let gp = match w {
-        Weights::Grouped { gp, .. } => gp,
-        _ => 0,
+    let (codes, scales, rcb, gp) = match w {
+        Weights::Grouped {
+            codes,
+            scales,
+            rcb,
+            gp,
+            ..
+        } => (codes, scales, rcb, gp),
+        _ => (&[][..], &[][..], 0, 0),
     };
+    let words = words_of(&w);
+    let live = |b: usize| NB <= 2 || b < nb;
     let mut sc = vec![0f32; gp];
     let mut buf = [0f32; CHUNK];
+    let zi = avx._mm256_setzero_si256();
     for row in r0..r1 {
-        if let Weights::Grouped { scales, .. } = w {
+        if KIND < BF16 {
             row_scales(scales, row, gp, &mut sc);
         }
-        let mut acc = [[avx._mm256_setzero_ps(); 4]; MAX_BATCH];
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; NB];
         for c in 0..chunks {
             let full = CHUNK * (c + 1) <= k;
-            let q: Option<[__m256i; 4]> = match w {
-                Weights::Grouped { g, codes, rcb, .. } => {
-                    let cb = 16 * g.bits() as usize;
-                    let at = row * rcb + c * cb;
-                    let u = decode_v3(s, g, &codes[at..at + cb]);
-                    let o = avx._mm256_set1_epi8(offset(g));
-                    Some([
-                        avx2._mm256_sub_epi8(u[0], o),
-                        avx2._mm256_sub_epi8(u[1], o),
-                        avx2._mm256_sub_epi8(u[2], o),
-                        avx2._mm256_sub_epi8(u[3], o),
-                    ])
-                }
-                Weights::Bf16 { .. } | Weights::Fp32 { .. } if full => None,
-                _ => {
+            let direct = KIND >= BF16 && full;
+            let q: [__m256i; 4] = if KIND < BF16 {
+                let g = grouped(KIND);
+                let cb = 16 * g.bits() as usize;
+                let at = row * rcb + c * cb;
+                let u = decode_v3(s, g, &codes[at..at + cb]);
+                let o = avx._mm256_set1_epi8(offset(g));
+                [
+                    avx2._mm256_sub_epi8(u[0], o),
+                    avx2._mm256_sub_epi8(u[1], o),
+                    avx2._mm256_sub_epi8(u[2], o),
+                    avx2._mm256_sub_epi8(u[3], o),
+                ]
+            } else {
+                if !direct {
                     w.pre_chunk(row, c, &mut buf);
-                    None
                 }
+                [zi; 4]
             };
             for blk in 0..4 {
-                let wv: [__m256; 4] = match (w, q) {
-                    (Weights::Grouped { g, .. }, Some(q)) => {
-                        let gs = g.group_size();
-                        let sg = avx._mm256_set1_ps(sc[c * (CHUNK / gs) + 32 * blk / gs]);
-                        let qb: [u64; 4] = pulp::cast(q[blk]);
-                        let mut wv = [avx._mm256_setzero_ps(); 4];
-                        for (j, o) in wv.iter_mut().enumerate() {
-                            let qi = avx2._mm256_cvtepi8_epi32(pulp::cast([qb[j], 0u64]));
-                            *o = avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(qi), sg);
-                        }
-                        wv
+                let wv: [__m256; 4] = if KIND < BF16 {
+                    let gs = grouped(KIND).group_size();
+                    let sg = avx._mm256_set1_ps(sc[c * (CHUNK / gs) + 32 * blk / gs]);
+                    let qb: [u64; 4] = pulp::cast(q[blk]);
+                    let mut wv = [avx._mm256_setzero_ps(); 4];
+                    for (j, o) in wv.iter_mut().enumerate() {
+                        let qi = avx2._mm256_cvtepi8_epi32(pulp::cast([qb[j], 0u64]));
+                        *o = avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(qi), sg);
                     }
-                    (Weights::Bf16 { words, .. }, None) if full => {
-                        let p = 2 * (row * k + CHUNK * c + 32 * blk);
-                        let rb = &words[p..p + 64];
-                        let mut wv = [avx._mm256_setzero_ps(); 4];
-                        for (j, o) in wv.iter_mut().enumerate() {
-                            let v: __m128i = ld(&rb[16 * j..16 * j + 16]);
-                            *o = pulp::cast(avx2._mm256_slli_epi32::<16>(avx2._mm256_cvtepu16_epi32(v)));
-                        }
-                        wv
+                    wv
+                } else if KIND == BF16 && direct {
+                    let p = 2 * (row * k + CHUNK * c + 32 * blk);
+                    let rb = &words[p..p + 64];
+                    let mut wv = [avx._mm256_setzero_ps(); 4];
+                    for (j, o) in wv.iter_mut().enumerate() {
+                        let v: __m128i = ld(&rb[16 * j..16 * j + 16]);
+                        *o = pulp::cast(avx2._mm256_slli_epi32::<16>(avx2._mm256_cvtepu16_epi32(v)));
                     }
-                    (Weights::Fp32 { words, .. }, None) if full => {
-                        let p = 4 * (row * k + CHUNK * c + 32 * blk);
-                        let rb = &words[p..p + 128];
-                        let v: &[u8; 128] = rb.try_into().unwrap_or(&[0; 128]);
-                        pulp::cast(*v)
-                    }
-                    _ => {
-                        let bb: &[f32; 32] = buf[32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
-                        pulp::cast(*bb)
-                    }
+                    wv
+                } else if KIND == FP32 && direct {
+                    let p = 4 * (row * k + CHUNK * c + 32 * blk);
+                    let rb = &words[p..p + 128];
+                    let v: &[u8; 128] = rb.try_into().unwrap_or(&[0; 128]);
+                    pulp::cast(*v)
+                } else {
+                    let bb: &[f32; 32] = buf[32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
+                    pulp::cast(*bb)
                 };
-                for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                for (b, a) in acc.iter_mut().enumerate() {
+                    if !live(b) {
+                        break;
+                    }
                     let p = b * kc + CHUNK * c + 32 * blk;
                     let xr: &[f32; 32] = xs[p..p + 32].try_into().unwrap_or(&[0.0; 32]);
                     let xv: [__m256; 4] = pulp::cast(*xr);
@@ -228,7 +297,10 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
             }
         }
         let post = w.post(row);
-        for (b, a) in acc.iter().enumerate().take(nb) {
+        for (b, a) in acc.iter().enumerate() {
+            if !live(b) {
+                break;
+            }
             let t = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
             ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
         }
