@@ -23,7 +23,6 @@ use pulp::Simd;
 
 use super::f32x86::F32Job;
 use crate::weights::{Weights, CHUNK};
-use crate::MAX_BATCH;
 
 /// 2^120 (binary32 bits).
 const TWO_120: u32 = 0x7b80_0000;
@@ -100,6 +99,12 @@ fn decode32_v4<const NAN: bool>(s: pulp::x86::V4, b: __m256i) -> [__m512; 2] {
 /// AVX2 row loop: one 32-position block (four 8-lane vectors) at a time.
 #[inline(always)]
 pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
+    by_batch!(job.nb, rows_v3_nb[](s, job))
+}
+
+/// [`rows_v3`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`).
+#[inline(always)]
+fn rows_v3_nb<const NB: usize>(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     let F32Job {
         w,
         xs,
@@ -108,6 +113,7 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
         r1,
         ys,
     } = job;
+    let nb = if NB <= 2 { NB } else { nb.min(NB) };
     let Weights::Fp8 { k, codes, .. } = w else {
         return;
     };
@@ -116,7 +122,7 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     let kc = chunks * CHUNK;
     let mut buf = [0f32; CHUNK];
     for row in r0..r1 {
-        let mut acc = [[avx._mm256_setzero_ps(); 4]; MAX_BATCH];
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; NB];
         for c in 0..chunks {
             let start = row * k + CHUNK * c;
             // A chunk is two cache lines.
@@ -170,6 +176,12 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
 /// AVX-512 row loop: one chunk (eight 16-lane vectors) at a time.
 #[inline(always)]
 pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
+    by_batch!(job.nb, rows_v4_nb[](s, job))
+}
+
+/// [`rows_v4`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`).
+#[inline(always)]
+fn rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     let F32Job {
         w,
         xs,
@@ -178,6 +190,7 @@ pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
         r1,
         ys,
     } = job;
+    let nb = if NB <= 2 { NB } else { nb.min(NB) };
     let Weights::Fp8 { k, codes, .. } = w else {
         return;
     };
@@ -186,7 +199,7 @@ pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     let kc = chunks * CHUNK;
     let mut buf = [0f32; CHUNK];
     for row in r0..r1 {
-        let mut acc = [[f._mm512_setzero_ps(); 4]; MAX_BATCH];
+        let mut acc = [[f._mm512_setzero_ps(); 4]; NB];
         for c in 0..chunks {
             let start = row * k + CHUNK * c;
             // A chunk is two cache lines.

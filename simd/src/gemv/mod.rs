@@ -1,5 +1,20 @@
 //! GEMV `y[N] = W[N, K] x[K]` and the small batch `Y[B, N]`, profiles `F32` and `I8`.
 
+/// Monomorphise a row kernel `$k::<..., NB>` over the batch size (1, 2, up to 4, up to
+/// [`crate::MAX_BATCH`]): with `NB` constant the accumulators are registers, not a stack array
+/// indexed at run time. The kernel handles `min(nb, NB)` batch rows.
+#[cfg(target_arch = "x86_64")]
+macro_rules! by_batch {
+    ($nb:expr, $k:ident [ $($c:tt),* ] ( $($a:expr),* )) => {
+        match $nb {
+            1 => $k::<$($c,)* 1>($($a),*),
+            2 => $k::<$($c,)* 2>($($a),*),
+            3 | 4 => $k::<$($c,)* 4>($($a),*),
+            _ => $k::<$($c,)* { crate::MAX_BATCH }>($($a),*),
+        }
+    };
+}
+
 pub(crate) mod f32;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod f32x86;

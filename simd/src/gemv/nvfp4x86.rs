@@ -63,7 +63,6 @@ use super::f32x86::F32Job;
 use super::fp8x86::{e4m3fn_lanes_v3, prefetch};
 use super::i8::{tree8, I8Job, QuantAct};
 use crate::weights::{Post, Weights, CHUNK};
-use crate::MAX_BATCH;
 
 /// The code offset of the `I8` fast path: `u = 2 e2m1 + OFFSET` is unsigned (`gemv::run`
 /// passes the same 12 to `quantize` for the correction lanes).
@@ -170,6 +169,12 @@ fn nibbles_v3(s: pulp::x86::V3, b: &[u8]) -> __m256i {
 /// The `I8` AVX2 row loop (`V3`, and `V3_512b`, whose generic I8 kernel is the AVX2 one).
 #[inline(always)]
 pub(crate) fn i8_rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+    by_batch!(job.nb, i8_rows_v3_nb[](s, job))
+}
+
+/// [`i8_rows_v3`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`).
+#[inline(always)]
+fn i8_rows_v3_nb<const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
     let I8Job {
         w,
         act,
@@ -178,6 +183,7 @@ pub(crate) fn i8_rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
         r1,
         ys,
     } = job;
+    let nb = if NB <= 2 { NB } else { nb.min(NB) };
     let Weights::Nvfp4 {
         row_bytes,
         codes,
@@ -207,7 +213,7 @@ pub(crate) fn i8_rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     for row in r0..r1 {
-        let mut acc = [[avx._mm256_setzero_ps(); 4]; MAX_BATCH];
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
             ahead(s.sse, rc, sr, c);
@@ -260,6 +266,12 @@ pub(crate) fn i8_rows_v4(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
 /// `VNNI`: only true when called from [`i8_rows_v4_vnni`].
 #[inline(always)]
 fn i8_rows_v4_impl<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
+    by_batch!(job.nb, i8_rows_v4_impl_nb[VNNI](s, job))
+}
+
+/// [`i8_rows_v4_impl`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`).
+#[inline(always)]
+fn i8_rows_v4_impl_nb<const VNNI: bool, const NB: usize>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
     let I8Job {
         w,
         act,
@@ -268,6 +280,7 @@ fn i8_rows_v4_impl<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
         r1,
         ys,
     } = job;
+    let nb = if NB <= 2 { NB } else { nb.min(NB) };
     let Weights::Nvfp4 {
         row_bytes,
         codes,
@@ -291,7 +304,7 @@ fn i8_rows_v4_impl<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     for row in r0..r1 {
-        let mut acc = [f._mm512_setzero_ps(); MAX_BATCH];
+        let mut acc = [f._mm512_setzero_ps(); NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
             ahead(s.sse, rc, sr, c);
@@ -354,6 +367,12 @@ fn split_pairs(xq: &[[i8; CHUNK]]) -> (Vec<[i8; CHUNK]>, Vec<[i32; CHUNK / 8]>) 
 /// accumulators in the generic kernel's order.
 #[inline(always)]
 pub(crate) fn f32_rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
+    by_batch!(job.nb, f32_rows_v3_nb[](s, job))
+}
+
+/// [`f32_rows_v3`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`).
+#[inline(always)]
+fn f32_rows_v3_nb<const NB: usize>(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     let F32Job {
         w,
         xs,
@@ -362,6 +381,7 @@ pub(crate) fn f32_rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
         r1,
         ys,
     } = job;
+    let nb = if NB <= 2 { NB } else { nb.min(NB) };
     let Weights::Nvfp4 {
         row_bytes,
         codes,
@@ -380,7 +400,7 @@ pub(crate) fn f32_rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     for row in r0..r1 {
-        let mut acc = [[avx._mm256_setzero_ps(); 4]; MAX_BATCH];
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
             ahead(s.sse, rc, sr, c);
@@ -417,6 +437,12 @@ pub(crate) fn f32_rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
 /// with `permutexvar`.
 #[inline(always)]
 pub(crate) fn f32_rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
+    by_batch!(job.nb, f32_rows_v4_nb[](s, job))
+}
+
+/// [`f32_rows_v4`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`).
+#[inline(always)]
+fn f32_rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     let F32Job {
         w,
         xs,
@@ -425,6 +451,7 @@ pub(crate) fn f32_rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
         r1,
         ys,
     } = job;
+    let nb = if NB <= 2 { NB } else { nb.min(NB) };
     let Weights::Nvfp4 {
         row_bytes,
         codes,
@@ -454,7 +481,7 @@ pub(crate) fn f32_rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     for row in r0..r1 {
-        let mut acc = [[f._mm512_setzero_ps(); 2]; MAX_BATCH];
+        let mut acc = [[f._mm512_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
             ahead(s.sse, rc, sr, c);
