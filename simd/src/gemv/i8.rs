@@ -39,17 +39,10 @@ pub(crate) struct QuantAct {
     pub(crate) chunks: usize,
     pub(crate) xq: Vec<[i8; CHUNK]>,
     pub(crate) dsub: Vec<[f32; 8]>,
-    /// `|xq|` (as unsigned bytes).
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    pub(crate) xabs: Vec<[u8; CHUNK]>,
     /// Lane l: `-offset * (xq[4l] + xq[4l + 1] + xq[4l + 2] + xq[4l + 3])`, the exact integer
     /// correction of a dot product with codes offset by `+offset`.
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) corr: Vec<[i32; CHUNK / 4]>,
-    /// Lane l: the step of the sub-block holding positions `4l..4l + 3` (`dsub[l / 4]`), the
-    /// activation steps laid out like the i32 lanes of an integer dot over the chunk.
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    pub(crate) dlane: Vec<[f32; CHUNK / 4]>,
 }
 
 /// Quantize `nb` activation rows of length `k` (row-major in `x`), see the module docs.
@@ -84,21 +77,17 @@ pub(crate) fn quantize(
             }
         }
     }
-    let xabs = xq.iter().map(|c| c.map(|v| v.unsigned_abs())).collect();
     let corr = xq
         .iter()
         .map(|c| {
             core::array::from_fn(|l| -offset * c[4 * l..4 * l + 4].iter().map(|&v| v as i32).sum::<i32>())
         })
         .collect();
-    let dlane = dsub.iter().map(|d| core::array::from_fn(|l| d[l / 4])).collect();
     Ok(QuantAct {
         chunks,
         xq,
         dsub,
-        xabs,
         corr,
-        dlane,
     })
 }
 

@@ -24,7 +24,7 @@
 //! [`super::i8::rows`] with [`super::i8::V3I8`] / [`super::i8::V4I8`] (and `V3_512b`, which runs
 //! the AVX2 kernel), for every batch size and thread count.
 
-use core::arch::x86_64::{__m256, __m256i, __m512, __m512i};
+use core::arch::x86_64::{__m256, __m256i, __m512i};
 
 use ninfer_core::registry::Grouped;
 
@@ -58,6 +58,17 @@ pub(crate) fn row_scales(scales: &[u8], row: usize, gp: usize, out: &mut [f32]) 
     let s = &scales[2 * row * gp..2 * (row + 1) * gp];
     for (o, b) in out.iter_mut().zip(s.chunks_exact(2)) {
         *o = f16_to_f32_branchless(u16::from_le_bytes([b[0], b[1]]));
+    }
+}
+
+/// The code offset `2^(b-1)` of Q4/Q5/Q6 (W8: 0, it uses the sign trick instead).
+#[inline(always)]
+pub(crate) const fn offset(g: Grouped) -> i8 {
+    match g {
+        Grouped::Q4 => 8,
+        Grouped::Q5 => 16,
+        Grouped::Q6 => 32,
+        Grouped::W8 => 0,
     }
 }
 
@@ -260,14 +271,7 @@ fn rows_v3_impl<const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '
     else {
         return;
     };
-    let QuantAct {
-        chunks,
-        xq,
-        xabs,
-        corr,
-        dlane,
-        ..
-    } = act;
+    let QuantAct { chunks, xq, dsub, .. } = act;
     let chunks = *chunks;
     let g = grouped(G);
     let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
@@ -275,6 +279,9 @@ fn rows_v3_impl<const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '
     let per = CHUNK / g.group_size();
     let w8 = g == Grouped::W8;
     let ones = avx._mm256_set1_epi16(1);
+    // The code offset as bytes: `maddubs(o, xq)` + `madd` is the correction `o * sum xq` of
+    // each i32 lane (see the module docs).
+    let ob = avx._mm256_set1_epi8(offset(g));
     let live = |b: usize| NB <= 2 || b < nb;
     let mut sc = vec![0f32; gp];
     for row in r0..r1 {
@@ -296,21 +303,19 @@ fn rows_v3_impl<const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '
                 }
                 let i = b * chunks + c;
                 let xv: [__m256i; 4] = pulp::cast(xq[i]);
-                let dl: [__m256; 4] = pulp::cast(dlane[i]);
-                let cv: [__m256i; 4] = pulp::cast(corr[i]);
-                let ax: [__m256i; 4] = pulp::cast(xabs[i]);
+                let d = &dsub[i];
                 for blk in 0..4 {
-                    let p = if w8 {
-                        avx2._mm256_maddubs_epi16(ax[blk], avx2._mm256_sign_epi8(u[blk], xv[blk]))
+                    let m = if w8 {
+                        let ax = avx2._mm256_abs_epi8(xv[blk]);
+                        let p = avx2._mm256_maddubs_epi16(ax, avx2._mm256_sign_epi8(u[blk], xv[blk]));
+                        avx2._mm256_madd_epi16(p, ones)
                     } else {
-                        avx2._mm256_maddubs_epi16(u[blk], xv[blk])
+                        let p = avx2._mm256_maddubs_epi16(u[blk], xv[blk]);
+                        let o = avx2._mm256_maddubs_epi16(ob, xv[blk]);
+                        avx2._mm256_madd_epi16(avx2._mm256_sub_epi16(p, o), ones)
                     };
-                    let mut m = avx2._mm256_madd_epi16(p, ones);
-                    if !w8 {
-                        m = avx2._mm256_add_epi32(m, cv[blk]);
-                    }
-                    // `s_g * d_b` per lane: the generic kernel's `sd` (the same product).
-                    let sv = avx._mm256_mul_ps(sg[blk], dl[blk]);
+                    // `s_g * d_b`: the generic kernel's `sd` (the same product).
+                    let sv = avx._mm256_mul_ps(sg[blk], avx._mm256_set1_ps(d[2 * blk]));
                     a[blk] = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(m), sv, a[blk]);
                 }
             }
@@ -353,6 +358,9 @@ fn rows_v4_by<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
         by_scheme_and_batch!(g, job.nb, rows_v4_impl[VNNI](s, job))
     }
 }
+
+/// Software prefetch distance in the code stream (bytes; rows are contiguous).
+const PF: usize = 4096;
 
 /// The parts of an [`I8Job`] a row-split row block reads.
 #[derive(Clone, Copy)]
@@ -454,6 +462,13 @@ fn block_v4<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
         row_scales(scales, row + r, gp, &mut sc[r * st..r * st + gp]);
     }
     let sc = &*sc;
+    // The code offset as bytes: a dot product with it is the correction of each i32 lane.
+    let ob = f._mm512_set1_epi8(offset(g));
+    // Lanes 0..7 of half h: activation block 2h (`dsub[4h]`), lanes 8..15: block 2h + 1.
+    let dpick = [
+        f._mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2),
+        f._mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 6, 6, 6, 6, 6, 6, 6, 6),
+    ];
     let mut acc = [[[f._mm512_setzero_ps(); 2]; R]; NB];
     for c in 0..chunks {
         // Plain loops, not `array::from_fn` closures: every intrinsic must inline into this
@@ -462,6 +477,7 @@ fn block_v4<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
         let mut sg = [[f._mm512_setzero_ps(); 2]; R];
         for r in 0..R {
             let at = (row + r) * rcb + c * cb;
+            super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + PF));
             u[r] = decode_v4(s, g, &codes[at..at + cb]);
             // The weight scale of each i32 lane.
             let at = r * st + c * per;
@@ -482,20 +498,39 @@ fn block_v4<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
             }
             let i = b * chunks + c;
             let xv: [__m512i; 2] = pulp::cast(act.xq[i]);
-            let dl: [__m512; 2] = pulp::cast(act.dlane[i]);
-            let cv: [__m512i; 2] = pulp::cast(act.corr[i]);
+            let d8 = f._mm512_castps256_ps512(pulp::cast(act.dsub[i]));
+            let dl = [
+                f._mm512_permutexvar_ps(dpick[0], d8),
+                f._mm512_permutexvar_ps(dpick[1], d8),
+            ];
+            // Per half: the correction lanes `-o * sum xq` (Q4/Q5/Q6; shared by the R rows),
+            // or `|xq|` and its sign mask (W8).
+            let mut cv = [zero; 2];
+            let mut ax = [zero; 2];
+            let mut neg = [0u64; 2];
+            for h in 0..2 {
+                if w8 {
+                    neg[h] = bw._mm512_movepi8_mask(xv[h]);
+                    ax[h] = bw._mm512_abs_epi8(xv[h]);
+                } else if VNNI {
+                    // SAFETY: VNNI is only true inside `rows_v4_vnni`, whose caller
+                    // guarantees AVX-512 VNNI.
+                    let o = unsafe { core::arch::x86_64::_mm512_dpbusd_epi32(zero, ob, xv[h]) };
+                    cv[h] = f._mm512_sub_epi32(zero, o);
+                } else {
+                    let o = bw._mm512_madd_epi16(bw._mm512_maddubs_epi16(ob, xv[h]), ones);
+                    cv[h] = f._mm512_sub_epi32(zero, o);
+                }
+            }
             for (r, a) in ab.iter_mut().enumerate() {
                 for h in 0..2 {
                     let m = if w8 {
-                        let neg = bw._mm512_movepi8_mask(xv[h]);
-                        let sq = bw._mm512_mask_sub_epi8(u[r][h], neg, zero, u[r][h]);
-                        let ax = bw._mm512_abs_epi8(xv[h]);
+                        let sq = bw._mm512_mask_sub_epi8(u[r][h], neg[h], zero, u[r][h]);
                         if VNNI {
-                            // SAFETY: VNNI is only true inside `rows_v4_vnni`, whose caller
-                            // guarantees AVX-512 VNNI.
-                            unsafe { core::arch::x86_64::_mm512_dpbusd_epi32(zero, ax, sq) }
+                            // SAFETY: as above.
+                            unsafe { core::arch::x86_64::_mm512_dpbusd_epi32(zero, ax[h], sq) }
                         } else {
-                            bw._mm512_madd_epi16(bw._mm512_maddubs_epi16(ax, sq), ones)
+                            bw._mm512_madd_epi16(bw._mm512_maddubs_epi16(ax[h], sq), ones)
                         }
                     } else if VNNI {
                         // SAFETY: as above.
