@@ -40,7 +40,7 @@ pub(crate) struct QuantAct {
     pub(crate) xq: Vec<[i8; CHUNK]>,
     pub(crate) dsub: Vec<[f32; 8]>,
     /// Lane l: `-offset * (xq[4l] + xq[4l + 1] + xq[4l + 2] + xq[4l + 3])`, the exact integer
-    /// correction of a dot product with codes offset by `+offset`.
+    /// correction of a dot product with codes offset by `+offset` (empty when `offset` is 0).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) corr: Vec<[i32; CHUNK / 4]>,
 }
@@ -77,12 +77,15 @@ pub(crate) fn quantize(
             }
         }
     }
-    let corr = xq
-        .iter()
-        .map(|c| {
-            core::array::from_fn(|l| -offset * c[4 * l..4 * l + 4].iter().map(|&v| v as i32).sum::<i32>())
-        })
-        .collect();
+    let corr = if offset == 0 {
+        Vec::new()
+    } else {
+        xq.iter()
+            .map(|c| {
+                core::array::from_fn(|l| -offset * c[4 * l..4 * l + 4].iter().map(|&v| v as i32).sum::<i32>())
+            })
+            .collect()
+    };
     Ok(QuantAct {
         chunks,
         xq,

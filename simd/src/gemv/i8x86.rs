@@ -11,18 +11,26 @@
 //!   (flipping the top bit of each word: `xor 0x88` on nibble bytes, the complement of the Q5
 //!   high plane, `xor 0xAA` on the Q6 one), so `maddubs(u', xq)` computes `sum (q + o) xq`
 //!   without saturation (`2 * 63 * 127 < 2^15`), and the exact integer correction
-//!   `-o * sum xq` (precomputed once per call for every 4 positions, [`QuantAct::corr`]) is
-//!   added to the `madd` lanes: the i32 block sums are exactly `sum q xq`, as in the generic
-//!   kernel;
-//! - W8 codes span [-127, 127] (`u'` would saturate `maddubs`): `maddubs(|xq|, sign(q, xq))`
-//!   with `|xq|` precomputed once per call ([`QuantAct::xabs`]).
+//!   `-o * sum xq` is made in registers from the same activation codes (`maddubs(o, xq)`
+//!   subtracted in i16 on AVX2 — `|sum q xq| <= 2 * 32 * 127` per pair, exact; a `vpdpbusd` or
+//!   `maddubs` + `madd` per half on AVX-512, shared by the weight rows of a pass): the i32
+//!   block sums are exactly `sum q xq`, as in the generic kernel;
+//! - W8 codes span [-127, 127] (`u'` would saturate `maddubs`): `maddubs(|xq|, sign(q, xq))`.
+//!
+//! The activations are read as codes and one step per block only (1 byte + 1/8 of a float per
+//! position: at K = 8192 they stay in the L1 cache while the weights stream past).
 //!
 //! The float part is the generic kernel's, operation for operation: per 32-position block one
 //! product `s_g * d_b` and one FMA of the converted i32 lanes into the accumulator of that
 //! block's position in the chunk (4 accumulators on AVX2, 2 on AVX-512), then the same fixed
 //! reduction. The integer sums being exact, the result is bit-identical to
 //! [`super::i8::rows`] with [`super::i8::V3I8`] / [`super::i8::V4I8`] (and `V3_512b`, which runs
-//! the AVX2 kernel), for every batch size and thread count.
+//! the AVX2 kernel), for every batch size and thread count (tested in `gemv/x86_tests.rs`).
+//!
+//! **Shape of the loops.** Each kernel is monomorphised over the scheme and the batch size
+//! ([`by_scheme_and_batch`]), so the decode has no branch and the accumulators are registers;
+//! for one or two batch rows the AVX-512 kernel does two weight rows per pass, sharing every
+//! activation load and correction. The code stream is software-prefetched [`PF`] bytes ahead.
 
 use core::arch::x86_64::{__m256, __m256i, __m512i};
 

@@ -101,10 +101,9 @@ pub(crate) fn run(
             });
         }
         Profile::I8 => {
-            // The x86 fast path offsets row-split codes by 2^(b-1) (see `i8x86`).
+            // The NVFP4 AVX2 fast path offsets `2 e2m1` by 12 and reads the correction lanes
+            // (see `nvfp4x86`); the row-split paths make theirs in registers.
             let offset = match w {
-                Weights::Grouped { g, .. } if g.bits() < 8 => 1 << (g.bits() - 1),
-                // The NVFP4 fast path offsets `2 e2m1` by 12 (see `nvfp4x86`).
                 Weights::Nvfp4 { .. } => 12,
                 _ => 0,
             };
