@@ -41,6 +41,7 @@ pub(crate) struct F32Job<'a, 'b, 'c> {
     pub(crate) ys: &'b mut [&'c mut [f32]],
 }
 
+
 /// Weight kinds of this fast path as const ids: 0..3 the grouped schemes (see
 /// [`super::i8x86::grouped`]), then BF16 and FP32.
 const BF16: u8 = 4;
@@ -87,10 +88,7 @@ fn words_of<'a>(w: &Weights<'a>) -> &'a [u8] {
     }
 }
 
-/// One weight kind `KIND`, batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`). With one
-/// batch row, several weight rows are done per pass (4 of BF16/FP32, 2 row-split) so each
-/// activation load feeds several rows: at large K the activations do not fit the L1 cache,
-/// and their reloads, not the weight stream, would bound the kernel.
+/// One weight kind `KIND`, batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
 #[inline(always)]
 fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     let F32Job {
@@ -101,48 +99,6 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
         r1,
         ys,
     } = job;
-    let nb = nb.min(NB);
-    let gp = match w {
-        Weights::Grouped { gp, .. } => gp,
-        _ => 0,
-    };
-    let mut sc = vec![0f32; 4 * gp];
-    let mut row = r0;
-    if NB == 1 {
-        if KIND >= BF16 {
-            while row + 4 <= r1 {
-                let y = block_f32_v4::<KIND, 1, 4>(s, w, xs, nb, row, &mut sc);
-                ys[0][row - r0..row - r0 + 4].copy_from_slice(&y[0]);
-                row += 4;
-            }
-        } else {
-            while row + 2 <= r1 {
-                let y = block_f32_v4::<KIND, 1, 2>(s, w, xs, nb, row, &mut sc);
-                ys[0][row - r0..row - r0 + 2].copy_from_slice(&y[0]);
-                row += 2;
-            }
-        }
-    }
-    while row < r1 {
-        let y = block_f32_v4::<KIND, NB, 1>(s, w, xs, nb, row, &mut sc);
-        for (b, yb) in y.iter().enumerate().take(nb) {
-            ys[b][row - r0] = yb[0];
-        }
-        row += 1;
-    }
-}
-
-/// Weight rows `row..row + R` against the live batch rows (`nb <= NB`): `out[b][r]`. Each
-/// accumulator sees the generic kernel's operations in its order.
-#[inline(always)]
-fn block_f32_v4<const KIND: u8, const NB: usize, const R: usize>(
-    s: pulp::x86::V4,
-    w: Weights<'_>,
-    xs: &[f32],
-    nb: usize,
-    row: usize,
-    sc: &mut [f32],
-) -> [[f32; R]; NB] {
     let (f, bw) = (s.avx512f, s.avx512bw);
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
@@ -159,88 +115,72 @@ fn block_f32_v4<const KIND: u8, const NB: usize, const R: usize>(
     };
     let words = words_of(&w);
     let live = |b: usize| NB <= 2 || b < nb;
-    if KIND < BF16 {
-        for r in 0..R {
-            row_scales(scales, row + r, gp, &mut sc[r * gp..(r + 1) * gp]);
+    let mut sc = vec![0f32; gp];
+    let mut buf = [0f32; CHUNK];
+    for row in r0..r1 {
+        if KIND < BF16 {
+            row_scales(scales, row, gp, &mut sc);
         }
-    }
-    let sc = &*sc;
-    let zi = f._mm512_setzero_si512();
-    let mut buf = [[0f32; CHUNK]; R];
-    let mut acc = [[[f._mm512_setzero_ps(); 4]; R]; NB];
-    for c in 0..chunks {
-        let full = CHUNK * (c + 1) <= k;
-        let direct = KIND >= BF16 && full;
-        // Row-split: the signed codes of each row (plain loops, not closures: every intrinsic
-        // must inline into this target-feature context).
-        let mut q = [[zi; 2]; R];
-        for r in 0..R {
-            if KIND < BF16 {
+        let mut acc = [[f._mm512_setzero_ps(); 4]; NB];
+        for c in 0..chunks {
+            let full = CHUNK * (c + 1) <= k;
+            let wv: [__m512; 8] = if KIND < BF16 {
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
-                let at = (row + r) * rcb + c * cb;
-                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + PF));
+                let at = row * rcb + c * cb;
                 let u = decode_v4(s, g, &codes[at..at + cb]);
                 let o = f._mm512_set1_epi8(offset(g));
-                q[r] = [bw._mm512_sub_epi8(u[0], o), bw._mm512_sub_epi8(u[1], o)];
-            } else if direct {
-                let width = if KIND == BF16 { 2 } else { 4 };
-                let at = width * ((row + r) * k + CHUNK * c);
-                super::fp8x86::prefetch(s.sse, words.as_ptr().wrapping_add(at + PF));
+                let q: [[__m128i; 4]; 2] = [
+                    pulp::cast(bw._mm512_sub_epi8(u[0], o)),
+                    pulp::cast(bw._mm512_sub_epi8(u[1], o)),
+                ];
+                let gs = g.group_size();
+                let per = CHUNK / gs;
+                let mut wv = [f._mm512_setzero_ps(); 8];
+                for (j, o) in wv.iter_mut().enumerate() {
+                    let sg = f._mm512_set1_ps(sc[c * per + 16 * j / gs]);
+                    let qi = f._mm512_cvtepi8_epi32(q[j / 4][j % 4]);
+                    *o = f._mm512_mul_ps(f._mm512_cvtepi32_ps(qi), sg);
+                }
+                wv
+            } else if KIND == BF16 && full {
+                let rb = &words[2 * (row * k + CHUNK * c)..2 * (row * k + CHUNK * (c + 1))];
+                let mut wv = [f._mm512_setzero_ps(); 8];
+                for (j, o) in wv.iter_mut().enumerate() {
+                    let v: __m256i = ld(&rb[32 * j..32 * j + 32]);
+                    *o = pulp::cast(f._mm512_slli_epi32::<16>(f._mm512_cvtepu16_epi32(v)));
+                }
+                wv
+            } else if KIND == FP32 && full {
+                let rb = &words[4 * (row * k + CHUNK * c)..4 * (row * k + CHUNK * (c + 1))];
+                let v: &[u8; 512] = rb.try_into().unwrap_or(&[0; 512]);
+                pulp::cast(*v)
             } else {
-                w.pre_chunk(row + r, c, &mut buf[r]);
-            }
-        }
-        for j in 0..8 {
-            // Pre-weights of positions 16j .. 16j + 15 of each row.
-            let mut wv = [f._mm512_setzero_ps(); R];
-            for r in 0..R {
-                wv[r] = if KIND < BF16 {
-                    let gs = grouped(KIND).group_size();
-                    let sg = f._mm512_set1_ps(sc[r * gp + c * (CHUNK / gs) + 16 * j / gs]);
-                    let qh: [__m128i; 4] = pulp::cast(q[r][j / 4]);
-                    let qi = f._mm512_cvtepi8_epi32(qh[j % 4]);
-                    f._mm512_mul_ps(f._mm512_cvtepi32_ps(qi), sg)
-                } else if KIND == BF16 && direct {
-                    let at = 2 * ((row + r) * k + CHUNK * c + 16 * j);
-                    let v: __m256i = ld(&words[at..at + 32]);
-                    pulp::cast(f._mm512_slli_epi32::<16>(f._mm512_cvtepu16_epi32(v)))
-                } else if KIND == FP32 && direct {
-                    let at = 4 * ((row + r) * k + CHUNK * c + 16 * j);
-                    ld(&words[at..at + 64])
-                } else {
-                    let v: &[f32; 16] = buf[r][16 * j..16 * j + 16].try_into().unwrap_or(&[0.0; 16]);
-                    pulp::cast(*v)
-                };
-            }
-            for (b, ab) in acc.iter_mut().enumerate() {
+                w.pre_chunk(row, c, &mut buf);
+                pulp::cast(buf)
+            };
+            for (b, a) in acc.iter_mut().enumerate() {
                 if !live(b) {
                     break;
                 }
-                let at = b * kc + CHUNK * c + 16 * j;
-                let xv: &[f32; 16] = xs[at..at + 16].try_into().unwrap_or(&[0.0; 16]);
-                let xv: __m512 = pulp::cast(*xv);
-                for (r, a) in ab.iter_mut().enumerate() {
-                    a[j % 4] = f._mm512_fmadd_ps(wv[r], xv, a[j % 4]);
+                let xr = &xs[b * kc + CHUNK * c..b * kc + CHUNK * (c + 1)];
+                let xv: &[f32; CHUNK] = xr.try_into().unwrap_or(&[0.0; CHUNK]);
+                let xv: [__m512; 8] = pulp::cast(*xv);
+                for j in 0..8 {
+                    a[j % 4] = f._mm512_fmadd_ps(wv[j], xv[j], a[j % 4]);
                 }
             }
         }
-    }
-    let mut out = [[0f32; R]; NB];
-    for (b, (o, ab)) in out.iter_mut().zip(&acc).enumerate() {
-        if !live(b) {
-            break;
-        }
-        for (r, (y, a)) in o.iter_mut().zip(ab).enumerate() {
+        let post = w.post(row);
+        for (b, a) in acc.iter().enumerate() {
+            if !live(b) {
+                break;
+            }
             let t = f._mm512_add_ps(f._mm512_add_ps(a[0], a[1]), f._mm512_add_ps(a[2], a[3]));
-            *y = w.post(row + r).apply(s.reduce_sum_f32s(pulp::cast(t)));
+            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
         }
     }
-    out
 }
-
-/// Software prefetch distance in the weight stream (bytes; rows are contiguous).
-const PF: usize = 4096;
 
 /// AVX2 row loop: one 32-position block (four 8-lane vectors) at a time, so the pre-weights
 /// stay in registers; the accumulator order equals the generic kernel's.
