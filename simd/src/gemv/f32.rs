@@ -11,7 +11,6 @@
 use pulp::{Simd, WithSimd};
 
 use crate::weights::{Weights, CHUNK};
-use crate::MAX_BATCH;
 
 pub(crate) struct GemvF32Op<'a, 'b, 'c> {
     pub(crate) w: Weights<'a>,
@@ -29,38 +28,46 @@ impl WithSimd for GemvF32Op<'_, '_, '_> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) {
-        let Self {
-            w,
-            xs,
-            nb,
-            r0,
-            r1,
-            ys,
-        } = self;
-        let chunks = w.chunks();
-        let kc = chunks * CHUNK;
-        let mut buf = [0f32; CHUNK];
-        let zero = simd.splat_f32s(0.0);
-        for row in r0..r1 {
-            let mut acc = [[zero; 4]; MAX_BATCH];
-            for c in 0..chunks {
-                w.pre_chunk(row, c, &mut buf);
-                let (wv, _) = S::as_simd_f32s(&buf);
-                for (b, a) in acc.iter_mut().enumerate().take(nb) {
-                    let (xv, _) = S::as_simd_f32s(&xs[b * kc + CHUNK * c..b * kc + CHUNK * (c + 1)]);
-                    for (w4, x4) in wv.chunks_exact(4).zip(xv.chunks_exact(4)) {
-                        a[0] = simd.mul_add_e_f32s(w4[0], x4[0], a[0]);
-                        a[1] = simd.mul_add_e_f32s(w4[1], x4[1], a[1]);
-                        a[2] = simd.mul_add_e_f32s(w4[2], x4[2], a[2]);
-                        a[3] = simd.mul_add_e_f32s(w4[3], x4[3], a[3]);
-                    }
+        by_batch!(self.nb, rows[S](simd, self))
+    }
+}
+
+/// The generic kernel for `min(nb, NB)` batch rows (`NB` constant: the accumulators are
+/// registers where the ISA has enough).
+#[inline(always)]
+fn rows<S: Simd, const NB: usize>(simd: S, op: GemvF32Op<'_, '_, '_>) {
+    let GemvF32Op {
+        w,
+        xs,
+        nb,
+        r0,
+        r1,
+        ys,
+    } = op;
+    let nb = nb.min(NB);
+    let chunks = w.chunks();
+    let kc = chunks * CHUNK;
+    let mut buf = [0f32; CHUNK];
+    let zero = simd.splat_f32s(0.0);
+    for row in r0..r1 {
+        let mut acc = [[zero; 4]; NB];
+        for c in 0..chunks {
+            w.pre_chunk(row, c, &mut buf);
+            let (wv, _) = S::as_simd_f32s(&buf);
+            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                let (xv, _) = S::as_simd_f32s(&xs[b * kc + CHUNK * c..b * kc + CHUNK * (c + 1)]);
+                for (w4, x4) in wv.chunks_exact(4).zip(xv.chunks_exact(4)) {
+                    a[0] = simd.mul_add_e_f32s(w4[0], x4[0], a[0]);
+                    a[1] = simd.mul_add_e_f32s(w4[1], x4[1], a[1]);
+                    a[2] = simd.mul_add_e_f32s(w4[2], x4[2], a[2]);
+                    a[3] = simd.mul_add_e_f32s(w4[3], x4[3], a[3]);
                 }
             }
-            let post = w.post(row);
-            for (b, a) in acc.iter().enumerate().take(nb) {
-                let s = simd.add_f32s(simd.add_f32s(a[0], a[1]), simd.add_f32s(a[2], a[3]));
-                ys[b][row - r0] = post.apply(simd.reduce_sum_f32s(s));
-            }
+        }
+        let post = w.post(row);
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            let s = simd.add_f32s(simd.add_f32s(a[0], a[1]), simd.add_f32s(a[2], a[3]));
+            ys[b][row - r0] = post.apply(simd.reduce_sum_f32s(s));
         }
     }
 }

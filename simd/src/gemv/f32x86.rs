@@ -41,7 +41,6 @@ pub(crate) struct F32Job<'a, 'b, 'c> {
     pub(crate) ys: &'b mut [&'c mut [f32]],
 }
 
-
 /// Weight kinds of this fast path as const ids: 0..3 the grouped schemes (see
 /// [`super::i8x86::grouped`]), then BF16 and FP32.
 const BF16: u8 = 4;

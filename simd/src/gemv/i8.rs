@@ -30,7 +30,7 @@ use pulp::{Simd, WithSimd};
 
 use crate::error::KernelError;
 use crate::weights::{Post, Weights, CHUNK};
-use crate::{I8_BLOCK, MAX_BATCH};
+use crate::I8_BLOCK;
 
 /// Quantized activations of `nb` rows: per chunk 128 codes and the step of each 16-position
 /// sub-block (the step of the 32-block holding it), plus two derived forms the x86 fast path
@@ -393,6 +393,12 @@ pub(crate) struct I8Job<'a, 'b, 'c> {
 /// The row driver, shared by every ISA kernel.
 #[inline(always)]
 pub(crate) fn rows<K: I8Kernel>(kern: K, job: I8Job<'_, '_, '_>) {
+    by_batch!(job.nb, rows_nb[K](kern, job))
+}
+
+/// [`rows`] for `min(nb, NB)` batch rows.
+#[inline(always)]
+fn rows_nb<K: I8Kernel, const NB: usize>(kern: K, job: I8Job<'_, '_, '_>) {
     let I8Job {
         w,
         act,
@@ -401,6 +407,7 @@ pub(crate) fn rows<K: I8Kernel>(kern: K, job: I8Job<'_, '_, '_>) {
         r1,
         ys,
     } = job;
+    let nb = nb.min(NB);
     let chunks = act.chunks;
     let mut q = [0i8; CHUNK];
     let (half, post) = match w {
@@ -408,7 +415,7 @@ pub(crate) fn rows<K: I8Kernel>(kern: K, job: I8Job<'_, '_, '_>) {
         _ => (false, Post::None),
     };
     for row in r0..r1 {
-        let mut acc = [kern.zero(); MAX_BATCH];
+        let mut acc = [kern.zero(); NB];
         for c in 0..chunks {
             w.int_chunk(row, c, &mut q);
             let s = w.sub_scales(row, c);

@@ -3,7 +3,6 @@
 /// Monomorphise a row kernel `$k::<..., NB>` over the batch size (1, 2, up to 4, up to
 /// [`crate::MAX_BATCH`]): with `NB` constant the accumulators are registers, not a stack array
 /// indexed at run time. The kernel handles `min(nb, NB)` batch rows.
-#[cfg(target_arch = "x86_64")]
 macro_rules! by_batch {
     ($nb:expr, $k:ident [ $($c:tt),* ] ( $($a:expr),* )) => {
         match $nb {
