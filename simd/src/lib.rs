@@ -91,7 +91,7 @@
 //! ## Threads
 //!
 //! `threads` is the number of threads a call may use (0 is treated as 1). Work is split over
-//! row blocks with `std::thread::scope`; the calling thread takes the last block.
+//! row blocks on a persistent pool (rayon's global one); the calling thread takes the last block.
 //!
 //! ## Tests
 //!

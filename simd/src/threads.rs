@@ -1,9 +1,15 @@
-//! Fixed row blocking over `std::thread::scope`.
+//! Fixed row blocking over a persistent thread pool.
 //!
 //! Rows are cut into contiguous blocks whose length is a multiple of [`ROW_ALIGN`]; every
 //! output row is computed by exactly one thread with the same per-row code, whatever the thread
 //! count, so results are bit-identical for 1, 2, 3, ... threads (nothing is reduced across
 //! threads).
+//!
+//! The blocks other than the last run on rayon's global pool (`rayon::in_place_scope`; its
+//! worker threads are started once, on the first multithreaded call, and then kept — one per
+//! core unless `RAYON_NUM_THREADS` says otherwise); the calling thread runs the last block. A
+//! fresh thread per block and call cost about 30 µs per call here, 13% of a 4096 x 4096 Q4 GEMV
+//! at memory speed. A panic in a block reaches the caller (as with `std::thread::scope`).
 
 /// Block lengths are multiples of this many rows (keeps threads off each other's cache lines).
 pub(crate) const ROW_ALIGN: usize = 16;
@@ -50,7 +56,7 @@ pub(crate) fn for_blocks<T: Send>(
         }
         return;
     }
-    std::thread::scope(|s| {
+    rayon::in_place_scope(|s| {
         let f = &f;
         let mut last = None;
         for (i, (outs, &(r0, r1))) in per_block.into_iter().zip(&bl).enumerate() {
@@ -58,7 +64,7 @@ pub(crate) fn for_blocks<T: Send>(
                 last = Some((outs, r0, r1));
             } else {
                 let mut outs = outs;
-                s.spawn(move || f(r0, r1, &mut outs));
+                s.spawn(move |_| f(r0, r1, &mut outs));
             }
         }
         if let Some((mut outs, r0, r1)) = last {
