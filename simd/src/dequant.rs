@@ -101,12 +101,29 @@ pub(crate) fn row_bf16(w: &Weights<'_>, row: usize, out: &mut [u16]) {
 /// Output element of a dequantize kernel.
 pub(crate) trait OutWord: Copy + Send + Sync {
     fn row(w: &Weights<'_>, row: usize, out: &mut [Self]);
+
+    /// The row on an x86 token with AVX2: a register-decode fast path where one exists.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn row_v3(_s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [Self]) {
+        Self::row(w, row, out)
+    }
 }
 
 impl OutWord for f32 {
     #[inline(always)]
     fn row(w: &Weights<'_>, row: usize, out: &mut [f32]) {
         row_f32(w, row, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+        if let Weights::Nvfp4 { .. } = w {
+            crate::gemv::nvfp4x86::dequant_row_v3(s, w, row, out)
+        } else {
+            row_f32(w, row, out)
+        }
     }
 }
 
@@ -138,6 +155,28 @@ impl<T: OutWord> WithSimd for DequantOp<'_, '_, T> {
         }
         for (j, o) in self.out.chunks_exact_mut(k).enumerate() {
             T::row(&self.w, self.sel.src(self.i0 + j), o);
+        }
+    }
+}
+
+/// [`DequantOp`] on an x86 token with AVX2 (`V3`, or `V4` which includes it): rows through
+/// [`OutWord::row_v3`].
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct DequantV3Op<'a, 'b, T>(pub(crate) pulp::x86::V3, pub(crate) DequantOp<'a, 'b, T>);
+
+#[cfg(target_arch = "x86_64")]
+impl<T: OutWord> WithSimd for DequantV3Op<'_, '_, T> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _simd: S) {
+        let DequantV3Op(s, op) = self;
+        let k = op.w.k();
+        if k == 0 {
+            return;
+        }
+        for (j, o) in op.out.chunks_exact_mut(k).enumerate() {
+            T::row_v3(s, &op.w, op.sel.src(op.i0 + j), o);
         }
     }
 }

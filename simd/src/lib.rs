@@ -361,12 +361,19 @@ fn run_dequant<T: OutWord>(
     }
     for_blocks(vec![out], count, w.k(), threads, |r0, _r1, outs| {
         for o in outs.iter_mut() {
-            token.vectorize(DequantOp {
+            let op = DequantOp {
                 w,
                 sel,
                 i0: r0,
                 out: o,
-            });
+            };
+            match token {
+                #[cfg(target_arch = "x86_64")]
+                isa::Token::V3(s) => pulp::Simd::vectorize(s, dequant::DequantV3Op(s, op)),
+                #[cfg(target_arch = "x86_64")]
+                isa::Token::V4(s, _) => pulp::Simd::vectorize(s, dequant::DequantV3Op(*s, op)),
+                _ => token.vectorize(op),
+            }
         }
     });
     Ok(())

@@ -557,3 +557,52 @@ impl pulp::WithSimd for F32V4<'_, '_, '_> {
         f32_rows_v4(self.0, self.1)
     }
 }
+
+/// The E2M1 magnitudes (`w & 7`) as binary32, for `permutevar8x32`.
+const MAG: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+
+/// Dequantize one NVFP4 row to f32 (AVX2; `V4` runs it too), bit-identical to the generic
+/// decoder (`Weights::pre_chunk` + `/ d_w`, section 3.3): each value is built exactly as the
+/// binary32 `e2m1` (magnitude by `permutevar8x32` on the 3 low bits, the sign bit OR-ed in, so
+/// a negative-zero word gives -0.0 as in the oracle), multiplied by its block scale (exact) and
+/// divided by `d_w` (one correctly rounded IEEE division). `out.len()` is K.
+#[inline(always)]
+pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+    let Weights::Nvfp4 {
+        row_bytes,
+        codes,
+        scales,
+        nkt,
+        d,
+        ..
+    } = *w
+    else {
+        return;
+    };
+    let (avx, avx2) = (s.avx, s.avx2);
+    let mag: __m256 = pulp::cast(MAG);
+    let m8 = avx._mm256_set1_epi32(8);
+    let dv = avx._mm256_set1_ps(d);
+    let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
+    let mut pad = [0u8; 64];
+    for (c, o) in out.chunks_mut(CHUNK).enumerate() {
+        ahead(s.sse, rc, sr, c);
+        let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
+        let sc: [f32; 8] = pulp::cast(scales_v3(s, sbytes));
+        let mut buf = [avx._mm256_setzero_ps(); 16];
+        for blk in 0..4 {
+            let nb: [u64; 4] = pulp::cast(nibbles_v3(s, &bytes[16 * blk..]));
+            for j in 0..4 {
+                let n = avx2._mm256_cvtepu8_epi32(pulp::cast([nb[j], 0u64]));
+                let sign = avx2._mm256_slli_epi32::<28>(avx2._mm256_and_si256(n, m8));
+                let e = avx2._mm256_or_si256(pulp::cast(avx2._mm256_permutevar8x32_ps(mag, n)), sign);
+                // Positions 32 blk + 8 j ..: sub-block (4 blk + j) / 2.
+                let v = avx._mm256_mul_ps(pulp::cast(e), avx._mm256_set1_ps(sc[(4 * blk + j) / 2]));
+                buf[4 * blk + j] = avx._mm256_div_ps(v, dv);
+            }
+        }
+        let buf: [f32; CHUNK] = pulp::cast(buf);
+        let n = o.len();
+        o.copy_from_slice(&buf[..n]);
+    }
+}
