@@ -1,11 +1,12 @@
 //! The `F32` profile's x86 fast path (AVX2 `V3`, AVX-512 `V4`) for FP8 (`row-scale-v1`): the
 //! E4M3FN bytes become their exact binary32 values in registers.
 //!
-//! - AVX2: the bit construction of [`crate::weights::e4m3fn_value`] lane-wise:
-//!   `bits = ((b << 24) >>arith 4) & 0x87f0_0000` is `sign << 31 | (b & 0x7f) << 20`, the value
-//!   times 2^-120 (E4M3FN subnormals land on binary32 subnormals); multiplying by 2^120 is
-//!   exact; the NaN words (`b & 0x7f == 0x7f`) become the quiet NaN with the word's sign, as in
-//!   the core table (`ninfer_core::tables::E4M3FN_TO_F32`).
+//! - AVX2: the construction of [`crate::weights::e4m3fn_value`] lane-wise: a normal word is
+//!   `(b & 0x7f) << 20` with the exponent rebased by 120 (integer work), a subnormal word
+//!   `m * 2^-9` (a product of normal numbers: no subnormal operand, which costs an x86 vector
+//!   multiply a microcode assist), the sign OR-ed in; the NaN words (`b & 0x7f == 0x7f`) become
+//!   the quiet NaN with the word's sign, as in the core table
+//!   (`ninfer_core::tables::E4M3FN_TO_F32`).
 //! - AVX-512: through binary16 and `vcvtph2ps`, 32 words per 512-bit register (see
 //!   [`decode32_v4`]); a chunk is tested once for NaN words and patched only when it has one.
 //!
@@ -24,8 +25,8 @@ use pulp::Simd;
 use super::f32x86::F32Job;
 use crate::weights::{Weights, CHUNK};
 
-/// 2^120 (binary32 bits).
-const TWO_120: u32 = 0x7b80_0000;
+/// 2^-9 (binary32 bits).
+const TWO_M9: u32 = 0x3b00_0000;
 
 /// Software prefetch distance in the code stream (bytes; the rows are contiguous).
 const PF: usize = 4096;
@@ -53,18 +54,26 @@ fn decode8_v3(s: pulp::x86::V3, b: __m128i) -> __m256 {
 #[inline(always)]
 pub(crate) fn e4m3fn_lanes_v3(s: pulp::x86::V3, t: __m256i) -> __m256 {
     let (avx, avx2) = (s.avx, s.avx2);
-    let bits = avx2._mm256_and_si256(
-        avx2._mm256_srai_epi32::<4>(avx2._mm256_slli_epi32::<24>(t)),
-        avx._mm256_set1_epi32(0x87f0_0000u32 as i32),
-    );
-    let v = avx._mm256_mul_ps(pulp::cast(bits), avx._mm256_set1_ps(f32::from_bits(TWO_120)));
     let m7f = avx._mm256_set1_epi32(0x7f);
-    let nan = avx2._mm256_cmpeq_epi32(avx2._mm256_and_si256(t, m7f), m7f);
-    let qnan = avx2._mm256_or_si256(
-        avx2._mm256_and_si256(bits, avx._mm256_set1_epi32(i32::MIN)),
-        avx._mm256_set1_epi32(0x7fc0_0000),
+    let mag = avx2._mm256_and_si256(t, m7f);
+    // Normal words: the bits with the exponent rebased by 120 (integer work only).
+    let normal = avx2._mm256_add_epi32(
+        avx2._mm256_slli_epi32::<20>(mag),
+        avx._mm256_set1_epi32(120 << 23),
     );
-    avx._mm256_blendv_ps(v, pulp::cast(qnan), pulp::cast(nan))
+    // Subnormal words: m * 2^-9, a product of normal numbers.
+    let m = avx._mm256_cvtepi32_ps(avx2._mm256_and_si256(t, avx._mm256_set1_epi32(7)));
+    let sub = avx._mm256_mul_ps(m, avx._mm256_set1_ps(f32::from_bits(TWO_M9)));
+    let is_sub = avx2._mm256_cmpeq_epi32(
+        avx2._mm256_and_si256(t, avx._mm256_set1_epi32(0x78)),
+        avx._mm256_setzero_si256(),
+    );
+    let v = avx._mm256_blendv_ps(pulp::cast(normal), sub, pulp::cast(is_sub));
+    let sign = avx2._mm256_slli_epi32::<24>(avx2._mm256_and_si256(t, avx._mm256_set1_epi32(0x80)));
+    let v = avx2._mm256_or_si256(pulp::cast(v), sign);
+    let nan = avx2._mm256_cmpeq_epi32(mag, m7f);
+    let qnan = avx2._mm256_or_si256(sign, avx._mm256_set1_epi32(0x7fc0_0000));
+    avx._mm256_blendv_ps(pulp::cast(v), pulp::cast(qnan), pulp::cast(nan))
 }
 
 /// AVX-512: 32 E4M3FN bytes to their exact values, through binary16: in 16-bit lanes,
