@@ -119,10 +119,10 @@ impl OutWord for f32 {
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
-        if let Weights::Nvfp4 { .. } = w {
-            crate::gemv::nvfp4x86::dequant_row_v3(s, w, row, out)
-        } else {
-            row_f32(w, row, out)
+        match w {
+            Weights::Nvfp4 { .. } => crate::gemv::nvfp4x86::dequant_row_v3(s, w, row, out),
+            Weights::Fp8 { .. } => crate::gemv::fp8x86::dequant_row_v3(s, w, row, out),
+            _ => row_f32(w, row, out),
         }
     }
 }

@@ -285,3 +285,44 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
         rows_v4(self.0, self.1)
     }
 }
+
+/// Dequantize one FP8 row to f32 (AVX2; `V4` runs it too), bit-identical to the generic
+/// decoder: each byte's exact E4M3FN value ([`e4m3fn_lanes_v3`]) times the row's BF16
+/// multiplier (one correctly rounded IEEE multiplication, section 3.4). `out.len()` is K; a
+/// partial last block of 8 is decoded from a zero-padded copy (nothing is read past the row).
+#[inline(always)]
+pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+    let Weights::Fp8 { k, codes, .. } = *w else {
+        return;
+    };
+    let crate::weights::Post::Mul(m) = w.post(row) else {
+        return;
+    };
+    let mv = s.avx._mm256_set1_ps(m);
+    let rc = &codes[row * k..(row + 1) * k];
+    let mut blocks = out.chunks_exact_mut(8);
+    let mut at = 0;
+    for o in &mut blocks {
+        if at % 4096 == 0 {
+            prefetch(s.sse, rc.as_ptr().wrapping_add(at + PF));
+        }
+        let b: &[u8; 8] = rc[at..at + 8].try_into().unwrap_or(&[0; 8]);
+        let v = s
+            .avx
+            ._mm256_mul_ps(decode8_v3(s, pulp::cast([u64::from_le_bytes(*b), 0u64])), mv);
+        let v: [f32; 8] = pulp::cast(v);
+        o.copy_from_slice(&v);
+        at += 8;
+    }
+    let tail = blocks.into_remainder();
+    if !tail.is_empty() {
+        let mut b = [0u8; 8];
+        b[..tail.len()].copy_from_slice(&rc[at..]);
+        let v = s
+            .avx
+            ._mm256_mul_ps(decode8_v3(s, pulp::cast([u64::from_le_bytes(b), 0u64])), mv);
+        let v: [f32; 8] = pulp::cast(v);
+        let n = tail.len();
+        tail.copy_from_slice(&v[..n]);
+    }
+}
