@@ -132,6 +132,9 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
+                // The same chunk of the next row: one pass ahead (helps the row-split formats;
+                // a software prefetch slowed the single-stream BF16/FP32 rows, measured).
+                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
                 let u = decode_v4(s, g, &codes[at..at + cb]);
                 let o = f._mm512_set1_epi8(offset(g));
                 let q: [[__m128i; 4]; 2] = [
