@@ -46,5 +46,25 @@ for case in sorted(os.listdir(GOLDEN)):
     else:
         if k > 400:
             continue
-        head = bytes([fid - 1, n - 1, (k - 1) & 0xFF, (k - 1) >> 8, 0])
+        # The target takes 1 + head[1] % 24 rows outside NVFP4: mode 1 stretches the payload to
+        # the exact length of that shape.
+        head = bytes([fid - 1, n - 1, (k - 1) & 0xFF, (k - 1) >> 8, 0 if n <= 24 else 1])
     write("layout_payload", case, head + payload)
+
+# c_abi_codecs: format, layout, rows - 1, (k - 1) as u16, sel 0 (exact lengths), op, spare; then
+# the payload bytes (the source of every buffer the target builds). One seed per operation.
+for case in sorted(os.listdir(GOLDEN)):
+    meta_path = os.path.join(GOLDEN, case, "case.txt")
+    if not os.path.exists(meta_path):
+        continue
+    meta = dict(l.split("=", 1) for l in open(meta_path).read().splitlines() if "=" in l)
+    shape = [int(x) for x in meta["shape"].split(",") if x]
+    if len(shape) != 2 or not (1 <= shape[0] <= 40 and 1 <= shape[1] <= 600):
+        continue
+    n, k = shape
+    fid = FORMATS.index(meta["format"]) + 1
+    lid = LAYOUTS.index(meta["layout"]) + 1
+    payload = open(os.path.join(GOLDEN, case, "payload.bin"), "rb").read()
+    for op in range(8):
+        head = bytes([fid - 1, lid - 1, n - 1, (k - 1) & 0xFF, (k - 1) >> 8, 0, op | (2 << 3), 1])
+        write("c_abi_codecs", "%s-op%d" % (case, op), head + payload)
