@@ -88,6 +88,22 @@
 //! against it (`cargo run --release -p ninfer-simd --example report`, or `ninfer bench`); the
 //! criterion benches are `cargo bench -p ninfer --bench gemv|dequant|encode`.
 //!
+//! What the kernels do to get there (each measured; details in the module docs of the fast
+//! paths, `gemv/{i8x86,f32x86,nvfp4x86,fp8x86}.rs`):
+//!
+//! - every row loop is monomorphised over the weight kind and the batch size, so the decode has
+//!   no per-chunk branch and the accumulators live in registers (2-2.5x the first version's
+//!   cache-resident throughput);
+//! - no `array::from_fn` closure inside target-feature code (a closure there is compiled
+//!   without the features and every intrinsic in it becomes a call: 15x slower, measured);
+//! - the `I8` row-split kernels read only the activation codes and block steps (1.1 bytes per
+//!   position, L1-resident at K = 8192) and make the offset corrections in registers; the
+//!   AVX-512 kernel does two weight rows per pass for one or two activation rows;
+//! - row-split weights are software-prefetched one pass ahead; BF16/FP32 rows are left to the
+//!   hardware prefetcher (a software prefetch slowed them, measured);
+//! - E2M1/E4M3FN words are decoded without a subnormal operand ever reaching the FPU (an x86
+//!   vector multiply with a subnormal operand takes a microcode assist).
+//!
 //! ## Threads
 //!
 //! `threads` is the number of threads a call may use (0 is treated as 1). Work is split over
