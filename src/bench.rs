@@ -160,6 +160,7 @@ pub fn report_container(
             }
         }
     }
+    writeln!(out, "{}", report.finish(settings))?;
     Ok(report)
 }
 
@@ -179,6 +180,8 @@ pub fn report_builtin(
         }
         io_ok &= writeln!(out, "{}", rep.line(m)).is_ok();
     });
+    let mut r = r?;
+    io_ok &= writeln!(out, "{}", r.finish(settings)).is_ok();
     let _ = io_ok;
-    r
+    Ok(r)
 }

@@ -166,6 +166,7 @@ fn convert_inspect_verify_bench_round_trip() {
     let (so, se) = text(&o);
     assert!(o.status.success(), "{se}");
     assert!(so.contains("read bandwidth") && so.contains("of bw"), "{so}");
+    assert!(so.contains("measured again after the kernels"), "{so}");
     assert!(
         so.contains("l.q") && so.contains("gemv I8") && so.contains("dequant f32"),
         "{so}"

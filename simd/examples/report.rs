@@ -74,8 +74,11 @@ fn main() {
         }
         let _ = writeln!(o, "{}", rep.line(m));
     });
-    if let Err(e) = r {
-        eprintln!("report: {e}");
-        std::process::exit(1);
+    match r {
+        Ok(mut rep) => println!("{}", rep.finish(&settings)),
+        Err(e) => {
+            eprintln!("report: {e}");
+            std::process::exit(1);
+        }
     }
 }

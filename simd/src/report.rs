@@ -525,8 +525,11 @@ pub struct Report {
     pub isa: Isa,
     /// The LLC size used for the rotation.
     pub llc: usize,
-    /// The read bandwidth per thread count.
+    /// The read bandwidth per thread count, measured before the kernels (the ratios use it).
     pub bandwidth: Vec<Bandwidth>,
+    /// The same, measured again after the kernels ([`Report::finish`]; empty before): on a
+    /// shared machine the bandwidth moves, and a ratio is only as good as its denominator.
+    pub bandwidth_after: Vec<Bandwidth>,
     /// The kernels.
     pub rows: Vec<Measurement>,
 }
@@ -538,8 +541,26 @@ impl Report {
             isa: settings.isa,
             llc: llc_bytes(),
             bandwidth: measure_bandwidth(settings),
+            bandwidth_after: Vec::new(),
             rows: Vec::new(),
         }
+    }
+
+    /// Measure the read bandwidth again (after the kernels) and return the closing line: both
+    /// measurements side by side, so a reader sees whether the denominator held still.
+    pub fn finish(&mut self, settings: &Settings) -> String {
+        self.bandwidth_after = measure_bandwidth(settings);
+        let mut s = String::from("read bandwidth measured again after the kernels:");
+        for (a, b) in self.bandwidth.iter().zip(&self.bandwidth_after) {
+            s += &format!(
+                " {} thr {:.1} GB/s (before {:.1});",
+                b.threads,
+                b.bytes_per_s / 1e9,
+                a.bytes_per_s / 1e9
+            );
+        }
+        s.pop();
+        s
     }
 
     /// The read bandwidth measured with `threads` threads.
