@@ -23,14 +23,18 @@ def write(target, name, data):
 for i, n in enumerate(FORMATS + LAYOUTS + ["FP16", "Q4G32_F16S", "q4g64_f16s", " BF16", "BF16_CTRL"]):
     write("names", "%02d" % i, n.encode())
 
-for case in sorted(os.listdir(GOLDEN)):
-    meta_path = os.path.join(GOLDEN, case, "case.txt")
-    if not os.path.exists(meta_path):
-        continue
-    meta = dict(l.split("=", 1) for l in open(meta_path).read().splitlines() if "=" in l)
-    shape = [int(x) for x in meta["shape"].split(",") if x]
-    fid = FORMATS.index(meta["format"]) + 1
-    lid = LAYOUTS.index(meta["layout"]) + 1
+def golden_cases():
+    """(case, meta, shape, format id, layout id) of every golden case, in name order."""
+    for case in sorted(os.listdir(GOLDEN)):
+        meta_path = os.path.join(GOLDEN, case, "case.txt")
+        if not os.path.exists(meta_path):
+            continue
+        meta = dict(l.split("=", 1) for l in open(meta_path).read().splitlines() if "=" in l)
+        shape = [int(x) for x in meta["shape"].split(",") if x]
+        yield case, meta, shape, FORMATS.index(meta["format"]) + 1, LAYOUTS.index(meta["layout"]) + 1
+
+
+for case, meta, shape, fid, lid in golden_cases():
     # descriptor: format id, layout id, rank, then u64 dims (small values keep the top bit clear).
     write("descriptor", case, bytes([fid, lid, len(shape)]) + b"".join(struct.pack("<Q", d) for d in shape))
     if len(shape) != 2:
@@ -53,17 +57,10 @@ for case in sorted(os.listdir(GOLDEN)):
 
 # c_abi_codecs: format, layout, rows - 1, (k - 1) as u16, sel 0 (exact lengths), op, spare; then
 # the payload bytes (the source of every buffer the target builds). One seed per operation.
-for case in sorted(os.listdir(GOLDEN)):
-    meta_path = os.path.join(GOLDEN, case, "case.txt")
-    if not os.path.exists(meta_path):
-        continue
-    meta = dict(l.split("=", 1) for l in open(meta_path).read().splitlines() if "=" in l)
-    shape = [int(x) for x in meta["shape"].split(",") if x]
+for case, meta, shape, fid, lid in golden_cases():
     if len(shape) != 2 or not (1 <= shape[0] <= 40 and 1 <= shape[1] <= 600):
         continue
     n, k = shape
-    fid = FORMATS.index(meta["format"]) + 1
-    lid = LAYOUTS.index(meta["layout"]) + 1
     payload = open(os.path.join(GOLDEN, case, "payload.bin"), "rb").read()
     for op in range(8):
         head = bytes([fid - 1, lid - 1, n - 1, (k - 1) & 0xFF, (k - 1) >> 8, 0, op | (2 << 3), 1])

@@ -83,6 +83,22 @@ pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     by_kind_and_batch!(job.w, job.nb, rows_v4_impl(s, job))
 }
 
+/// A row-split payload's code plane, scale plane, code bytes per row and groups per row (empty
+/// and 0 for the other formats).
+#[inline(always)]
+fn grouped_parts<'a>(w: &Weights<'a>) -> (&'a [u8], &'a [u8], usize, usize) {
+    match *w {
+        Weights::Grouped {
+            codes,
+            scales,
+            rcb,
+            gp,
+            ..
+        } => (codes, scales, rcb, gp),
+        _ => (&[], &[], 0, 0),
+    }
+}
+
 /// The bytes of a row-major direct-format row (`width` bytes per word), or an empty slice.
 #[inline(always)]
 fn words_of<'a>(w: &Weights<'a>) -> &'a [u8] {
@@ -107,16 +123,7 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let k = w.k();
-    let (codes, scales, rcb, gp) = match w {
-        Weights::Grouped {
-            codes,
-            scales,
-            rcb,
-            gp,
-            ..
-        } => (codes, scales, rcb, gp),
-        _ => (&[][..], &[][..], 0, 0),
-    };
+    let (codes, scales, rcb, gp) = grouped_parts(&w);
     let words = words_of(&w);
     let live = |b: usize| NB <= 2 || b < nb;
     let mut sc = vec![0f32; gp];
@@ -211,16 +218,7 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let k = w.k();
-    let (codes, scales, rcb, gp) = match w {
-        Weights::Grouped {
-            codes,
-            scales,
-            rcb,
-            gp,
-            ..
-        } => (codes, scales, rcb, gp),
-        _ => (&[][..], &[][..], 0, 0),
-    };
+    let (codes, scales, rcb, gp) = grouped_parts(&w);
     let words = words_of(&w);
     let live = |b: usize| NB <= 2 || b < nb;
     let mut sc = vec![0f32; gp];
