@@ -97,10 +97,16 @@
 //! - no `array::from_fn` closure inside target-feature code (a closure there is compiled
 //!   without the features and every intrinsic in it becomes a call: 15x slower, measured);
 //! - the `I8` row-split kernels read only the activation codes and block steps (1.1 bytes per
-//!   position, L1-resident at K = 8192) and make the offset corrections in registers; the
-//!   AVX-512 kernel does two weight rows per pass for one or two activation rows;
-//! - row-split weights are software-prefetched one pass ahead; BF16/FP32 rows are left to the
-//!   hardware prefetcher (a software prefetch slowed them, measured);
+//!   position, L1-resident at K = 8192) and make the offset corrections in registers;
+//! - **weight streams far apart**: with one activation row, a thread's row block is cut into
+//!   four contiguous parts (AVX-512 `F32` and `I8`, NVFP4, FP8; two on AVX2 `F32`; two on
+//!   AVX-512 `I8` for two activation rows) and each pass does one row of each part, sharing the
+//!   activation loads. On this project's machine one sequential stream per thread left most of
+//!   the bandwidth unused whenever the kernel did real work per byte, and two *adjacent* rows per
+//!   pass did not help (measured, 8192x8192 from memory, one thread: BF16 11 -> 22 GB/s, FP32
+//!   17 -> 27 GB/s, Q4 `I8` 28 -> 36 G weights/s, W8 `I8` 11 -> 17 G weights/s);
+//! - row-split weights are software-prefetched one row ahead in each stream; BF16/FP32 rows are
+//!   left to the hardware prefetcher (a software prefetch did not help them, measured);
 //! - E2M1/E4M3FN words are decoded without a subnormal operand ever reaching the FPU (an x86
 //!   vector multiply with a subnormal operand takes a microcode assist).
 //!

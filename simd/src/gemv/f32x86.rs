@@ -17,6 +17,17 @@
 //! (`by_kind_and_batch!`): the weight decode has no per-chunk branch and the accumulators are
 //! registers, not a stack array indexed at run time (2x the cache-resident throughput of the
 //! first version, which matched on the weight kind inside the chunk loop).
+//!
+//! **Weight streams.** With one batch row, each pass does one row from each of [`STREAMS`]
+//! contiguous parts of the thread's row block (AVX2: two), sharing the activation loads; each
+//! row's operations and their order are unchanged, so the results are still bit-identical to the
+//! generic kernel. At K = 8192 the f32 activation row (32 KiB) does not stay in the L1 cache
+//! beside one streaming weight row, and on this project's machine a single sequential weight
+//! stream per thread got 11 GB/s (BF16) of the 27 GB/s the streaming sum reaches; four streams
+//! far apart get 22 (FP32: 17 -> 27). Tried and dropped (measured): K slabs that keep an 8 KiB
+//! activation slab in L1 (the weights then come as 4 KiB runs 16 KiB apart: 8-10 GB/s), and
+//! four *adjacent* rows per pass (fine at K = 8192, half the bandwidth at K = 2048, where the
+//! rows are 4 KiB apart).
 
 use core::arch::x86_64::{__m256, __m256i, __m512};
 
@@ -109,6 +120,10 @@ fn words_of<'a>(w: &Weights<'a>) -> &'a [u8] {
 }
 
 /// One weight kind `KIND`, batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
+///
+/// With one batch row the block `r0..r1` is cut into [`STREAMS`] contiguous parts and each
+/// pass does one row of each part ([`pass_v4`]): four sequential weight streams far apart
+/// instead of one, sharing each activation load (see the module docs for the measurements).
 #[inline(always)]
 fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     let F32Job {
@@ -119,28 +134,64 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
         r1,
         ys,
     } = job;
+    let gp = grouped_parts(&w).3;
+    let mut sc = vec![0f32; STREAMS * gp];
+    let mut row = r0;
+    if NB == 1 {
+        let q = (r1 - r0) / STREAMS;
+        for i in 0..q {
+            let rows: [usize; STREAMS] = [r0 + i, r0 + i + q, r0 + i + 2 * q, r0 + i + 3 * q];
+            let y = pass_v4::<KIND, 1, STREAMS>(s, &w, xs, nb, rows, &mut sc);
+            for (r, yr) in rows.iter().zip(y) {
+                ys[0][r - r0] = yr[0];
+            }
+        }
+        row = r0 + STREAMS * q;
+    }
+    while row < r1 {
+        let y = pass_v4::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc);
+        for (b, yb) in y[0].iter().enumerate() {
+            if NB <= 2 || b < nb {
+                ys[b][row - r0] = *yb;
+            }
+        }
+        row += 1;
+    }
+}
+
+/// The rows `rows` (one per weight stream) against batch rows `min(nb, NB)`: `out[r][b]`.
+/// Per row, the generic kernel's operations in its order.
+#[inline(always)]
+fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
+    s: pulp::x86::V4,
+    w: &Weights<'_>,
+    xs: &[f32],
+    nb: usize,
+    rows: [usize; R],
+    sc: &mut [f32],
+) -> [[f32; NB]; R] {
     let (f, bw) = (s.avx512f, s.avx512bw);
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let k = w.k();
-    let (codes, scales, rcb, gp) = grouped_parts(&w);
-    let words = words_of(&w);
+    let (codes, scales, rcb, gp) = grouped_parts(w);
+    let words = words_of(w);
     let live = |b: usize| NB <= 2 || b < nb;
-    let mut sc = vec![0f32; gp];
     let mut buf = [0f32; CHUNK];
-    for row in r0..r1 {
-        if KIND < BF16 {
-            row_scales(scales, row, gp, &mut sc);
+    if KIND < BF16 {
+        for (r, &row) in rows.iter().enumerate() {
+            row_scales(scales, row, gp, &mut sc[r * gp..(r + 1) * gp]);
         }
-        let mut acc = [[f._mm512_setzero_ps(); 4]; NB];
-        for c in 0..chunks {
-            let full = CHUNK * (c + 1) <= k;
+    }
+    let mut acc = [[[f._mm512_setzero_ps(); 4]; NB]; R];
+    for c in 0..chunks {
+        let full = CHUNK * (c + 1) <= k;
+        for (r, &row) in rows.iter().enumerate() {
             let wv: [__m512; 8] = if KIND < BF16 {
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
-                // The same chunk of the next row: one pass ahead (helps the row-split formats;
-                // a software prefetch slowed the single-stream BF16/FP32 rows, measured).
+                // The same chunk of the stream's next row: one pass ahead.
                 super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
                 let u = decode_v4(s, g, &codes[at..at + cb]);
                 let o = f._mm512_set1_epi8(offset(g));
@@ -152,7 +203,7 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
                 let per = CHUNK / gs;
                 let mut wv = [f._mm512_setzero_ps(); 8];
                 for (j, o) in wv.iter_mut().enumerate() {
-                    let sg = f._mm512_set1_ps(sc[c * per + 16 * j / gs]);
+                    let sg = f._mm512_set1_ps(sc[r * gp + c * per + 16 * j / gs]);
                     let qi = f._mm512_cvtepi8_epi32(q[j / 4][j % 4]);
                     *o = f._mm512_mul_ps(f._mm512_cvtepi32_ps(qi), sg);
                 }
@@ -173,7 +224,7 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
                 w.pre_chunk(row, c, &mut buf);
                 pulp::cast(buf)
             };
-            for (b, a) in acc.iter_mut().enumerate() {
+            for (b, a) in acc[r].iter_mut().enumerate() {
                 if !live(b) {
                     break;
                 }
@@ -185,16 +236,23 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
                 }
             }
         }
+    }
+    let mut out = [[0f32; NB]; R];
+    for ((o, ar), &row) in out.iter_mut().zip(&acc).zip(&rows) {
         let post = w.post(row);
-        for (b, a) in acc.iter().enumerate() {
+        for (b, a) in ar.iter().enumerate() {
             if !live(b) {
                 break;
             }
             let t = f._mm512_add_ps(f._mm512_add_ps(a[0], a[1]), f._mm512_add_ps(a[2], a[3]));
-            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+            o[b] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
         }
     }
+    out
 }
+
+/// Weight streams per pass of the one-batch-row `F32` kernels.
+const STREAMS: usize = 4;
 
 /// AVX2 row loop: one 32-position block (four 8-lane vectors) at a time, so the pre-weights
 /// stay in registers; the accumulator order equals the generic kernel's.
@@ -203,7 +261,9 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     by_kind_and_batch!(job.w, job.nb, rows_v3_impl(s, job))
 }
 
-/// One weight kind `KIND`, batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
+/// One weight kind `KIND`, batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`). With one
+/// batch row, two weight streams far apart per pass (as [`rows_v4_impl`] does with four; AVX2
+/// has half the vector registers).
 #[inline(always)]
 fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     let F32Job {
@@ -214,22 +274,59 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         r1,
         ys,
     } = job;
+    let gp = grouped_parts(&w).3;
+    let mut sc = vec![0f32; 2 * gp];
+    let mut row = r0;
+    if NB == 1 {
+        let q = (r1 - r0) / 2;
+        for i in 0..q {
+            let rows = [r0 + i, r0 + q + i];
+            let y = pass_v3::<KIND, 1, 2>(s, &w, xs, nb, rows, &mut sc);
+            for (r, yr) in rows.iter().zip(y) {
+                ys[0][r - r0] = yr[0];
+            }
+        }
+        row = r0 + 2 * q;
+    }
+    while row < r1 {
+        let y = pass_v3::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc);
+        for (b, yb) in y[0].iter().enumerate() {
+            if NB <= 2 || b < nb {
+                ys[b][row - r0] = *yb;
+            }
+        }
+        row += 1;
+    }
+}
+
+/// The rows `rows` (one per weight stream) against batch rows `min(nb, NB)`: `out[r][b]`.
+/// Per row, the generic kernel's operations in its order.
+#[inline(always)]
+fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
+    s: pulp::x86::V3,
+    w: &Weights<'_>,
+    xs: &[f32],
+    nb: usize,
+    rows: [usize; R],
+    sc: &mut [f32],
+) -> [[f32; NB]; R] {
     let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let k = w.k();
-    let (codes, scales, rcb, gp) = grouped_parts(&w);
-    let words = words_of(&w);
+    let (codes, scales, rcb, gp) = grouped_parts(w);
+    let words = words_of(w);
     let live = |b: usize| NB <= 2 || b < nb;
-    let mut sc = vec![0f32; gp];
     let mut buf = [0f32; CHUNK];
     let zi = avx._mm256_setzero_si256();
-    for row in r0..r1 {
-        if KIND < BF16 {
-            row_scales(scales, row, gp, &mut sc);
+    if KIND < BF16 {
+        for (r, &row) in rows.iter().enumerate() {
+            row_scales(scales, row, gp, &mut sc[r * gp..(r + 1) * gp]);
         }
-        let mut acc = [[avx._mm256_setzero_ps(); 4]; NB];
-        for c in 0..chunks {
+    }
+    let mut acc = [[[avx._mm256_setzero_ps(); 4]; NB]; R];
+    for c in 0..chunks {
+        for (r, &row) in rows.iter().enumerate() {
             let full = CHUNK * (c + 1) <= k;
             let direct = KIND >= BF16 && full;
             let q: [__m256i; 4] = if KIND < BF16 {
@@ -253,7 +350,7 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
             for blk in 0..4 {
                 let wv: [__m256; 4] = if KIND < BF16 {
                     let gs = grouped(KIND).group_size();
-                    let sg = avx._mm256_set1_ps(sc[c * (CHUNK / gs) + 32 * blk / gs]);
+                    let sg = avx._mm256_set1_ps(sc[r * gp + c * (CHUNK / gs) + 32 * blk / gs]);
                     let qb: [u64; 4] = pulp::cast(q[blk]);
                     let mut wv = [avx._mm256_setzero_ps(); 4];
                     for (j, o) in wv.iter_mut().enumerate() {
@@ -279,7 +376,7 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
                     let bb: &[f32; 32] = buf[32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
                     pulp::cast(*bb)
                 };
-                for (b, a) in acc.iter_mut().enumerate() {
+                for (b, a) in acc[r].iter_mut().enumerate() {
                     if !live(b) {
                         break;
                     }
@@ -292,15 +389,19 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
                 }
             }
         }
+    }
+    let mut out = [[0f32; NB]; R];
+    for ((o, ar), &row) in out.iter_mut().zip(&acc).zip(&rows) {
         let post = w.post(row);
-        for (b, a) in acc.iter().enumerate() {
+        for (b, a) in ar.iter().enumerate() {
             if !live(b) {
                 break;
             }
             let t = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
-            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+            o[b] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
         }
     }
+    out
 }
 
 use core::arch::x86_64::__m128i;

@@ -188,7 +188,8 @@ pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     by_batch!(job.nb, rows_v4_nb[](s, job))
 }
 
-/// [`rows_v4`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`).
+/// [`rows_v4`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`). With one batch
+/// row, four weight streams far apart per pass (see `f32x86::rows_v4_impl`).
 #[inline(always)]
 fn rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     let F32Job {
@@ -199,17 +200,52 @@ fn rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
         r1,
         ys,
     } = job;
+    let mut row = r0;
+    if NB == 1 {
+        let q = (r1 - r0) / 4;
+        for i in 0..q {
+            let rows = [r0 + i, r0 + q + i, r0 + 2 * q + i, r0 + 3 * q + i];
+            let y = pass_v4::<1, 4>(s, &w, xs, nb, rows);
+            for (r, yr) in rows.iter().zip(y) {
+                ys[0][r - r0] = yr[0];
+            }
+        }
+        row = r0 + 4 * q;
+    }
+    while row < r1 {
+        let y = pass_v4::<NB, 1>(s, &w, xs, nb, [row]);
+        for (b, yb) in y[0]
+            .iter()
+            .enumerate()
+            .take(if NB <= 2 { NB } else { nb.min(NB) })
+        {
+            ys[b][row - r0] = *yb;
+        }
+        row += 1;
+    }
+}
+
+/// The rows `rows` (one per weight stream) against batch rows `min(nb, NB)`: `out[r][b]`.
+#[inline(always)]
+fn pass_v4<const NB: usize, const R: usize>(
+    s: pulp::x86::V4,
+    w: &Weights<'_>,
+    xs: &[f32],
+    nb: usize,
+    rows: [usize; R],
+) -> [[f32; NB]; R] {
     let nb = if NB <= 2 { NB } else { nb.min(NB) };
-    let Weights::Fp8 { k, codes, .. } = w else {
-        return;
+    let mut out = [[0f32; NB]; R];
+    let Weights::Fp8 { k, codes, .. } = *w else {
+        return out;
     };
     let (f, bw) = (s.avx512f, s.avx512bw);
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let mut buf = [0f32; CHUNK];
-    for row in r0..r1 {
-        let mut acc = [[f._mm512_setzero_ps(); 4]; NB];
-        for c in 0..chunks {
+    let mut acc = [[[f._mm512_setzero_ps(); 4]; NB]; R];
+    for c in 0..chunks {
+        for (r, &row) in rows.iter().enumerate() {
             let start = row * k + CHUNK * c;
             // A chunk is two cache lines.
             prefetch(s.sse, codes.as_ptr().wrapping_add(start + PF));
@@ -245,7 +281,7 @@ fn rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
                     pulp::cast(buf)
                 }
             };
-            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+            for (b, a) in acc[r].iter_mut().enumerate().take(nb) {
                 let xr = &xs[b * kc + CHUNK * c..b * kc + CHUNK * (c + 1)];
                 let xv: &[f32; CHUNK] = xr.try_into().unwrap_or(&[0.0; CHUNK]);
                 let xv: [__m512; 8] = pulp::cast(*xv);
@@ -254,12 +290,15 @@ fn rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
                 }
             }
         }
+    }
+    for ((o, ar), &row) in out.iter_mut().zip(&acc).zip(&rows) {
         let post = w.post(row);
-        for (b, a) in acc.iter().enumerate().take(nb) {
+        for (b, a) in ar.iter().enumerate().take(nb) {
             let t = f._mm512_add_ps(f._mm512_add_ps(a[0], a[1]), f._mm512_add_ps(a[2], a[3]));
-            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+            o[b] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
         }
     }
+    out
 }
 
 /// Runs [`rows_v3`] inside the `V3` token's `target_feature` context.

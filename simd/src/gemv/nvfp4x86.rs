@@ -269,7 +269,8 @@ fn i8_rows_v4_impl<const VNNI: bool>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
     by_batch!(job.nb, i8_rows_v4_impl_nb[VNNI](s, job))
 }
 
-/// [`i8_rows_v4_impl`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`).
+/// [`i8_rows_v4_impl`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`). With one
+/// batch row, four weight streams far apart per pass (see `f32x86::rows_v4_impl`).
 #[inline(always)]
 fn i8_rows_v4_impl_nb<const VNNI: bool, const NB: usize>(s: pulp::x86::V4, job: I8Job<'_, '_, '_>) {
     let I8Job {
@@ -280,7 +281,47 @@ fn i8_rows_v4_impl_nb<const VNNI: bool, const NB: usize>(s: pulp::x86::V4, job: 
         r1,
         ys,
     } = job;
+    let (xsplit, corr8) = split_pairs(&act.xq);
+    let (xsplit, corr8) = (&xsplit[..], &corr8[..]);
+    let mut row = r0;
+    if NB == 1 {
+        let q = (r1 - r0) / 4;
+        for i in 0..q {
+            let rows = [r0 + i, r0 + q + i, r0 + 2 * q + i, r0 + 3 * q + i];
+            let y = i8_pass_v4::<VNNI, 1, 4>(s, &w, act, xsplit, corr8, nb, rows);
+            for (r, yr) in rows.iter().zip(y) {
+                ys[0][r - r0] = yr[0];
+            }
+        }
+        row = r0 + 4 * q;
+    }
+    while row < r1 {
+        let y = i8_pass_v4::<VNNI, NB, 1>(s, &w, act, xsplit, corr8, nb, [row]);
+        for (b, yb) in y[0]
+            .iter()
+            .enumerate()
+            .take(if NB <= 2 { NB } else { nb.min(NB) })
+        {
+            ys[b][row - r0] = *yb;
+        }
+        row += 1;
+    }
+}
+
+/// The rows `rows` (one per weight stream) against batch rows `min(nb, NB)`: `out[r][b]`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn i8_pass_v4<const VNNI: bool, const NB: usize, const R: usize>(
+    s: pulp::x86::V4,
+    w: &Weights<'_>,
+    act: &QuantAct,
+    xsplit: &[[i8; CHUNK]],
+    corr8: &[[i32; CHUNK / 8]],
+    nb: usize,
+    rows: [usize; R],
+) -> [[f32; NB]; R] {
     let nb = if NB <= 2 { NB } else { nb.min(NB) };
+    let mut out = [[0f32; NB]; R];
     let Weights::Nvfp4 {
         row_bytes,
         codes,
@@ -288,13 +329,12 @@ fn i8_rows_v4_impl_nb<const VNNI: bool, const NB: usize>(s: pulp::x86::V4, job: 
         nkt,
         d,
         ..
-    } = w
+    } = *w
     else {
-        return;
+        return out;
     };
-    let QuantAct { chunks, xq, dsub, .. } = act;
+    let QuantAct { chunks, dsub, .. } = act;
     let chunks = *chunks;
-    let (xsplit, corr8) = split_pairs(xq);
     let (f, bw) = (s.avx512f, s.avx512bw);
     let tbl: __m512i = pulp::cast([U_TBL; 4]);
     let m0f = f._mm512_set1_epi8(0x0f);
@@ -303,18 +343,22 @@ fn i8_rows_v4_impl_nb<const VNNI: bool, const NB: usize>(s: pulp::x86::V4, job: 
     let idx: __m512i = pulp::cast(core::array::from_fn::<i32, 16, _>(|l| (l / 2) as i32));
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
-    for row in r0..r1 {
-        let mut acc = [f._mm512_setzero_ps(); NB];
-        let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
-        for c in 0..chunks {
-            ahead(s.sse, rc, sr, c);
-            let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
+    let mut acc = [[f._mm512_setzero_ps(); NB]; R];
+    let mut rc: [&[u8]; R] = [&[]; R];
+    let mut sr: [&[u8]; R] = [&[]; R];
+    for (r, &row) in rows.iter().enumerate() {
+        (rc[r], sr[r]) = row_slices(codes, scales, row, row_bytes, nkt);
+    }
+    for c in 0..chunks {
+        for r in 0..R {
+            ahead(s.sse, rc[r], sr[r], c);
+            let (bytes, sbytes) = chunk_of(rc[r], sr[r], c, &mut pad);
             let sv = scales_v3(*s, sbytes);
             let v: __m512i = pulp::cast(*bytes);
             // Even positions (low nibbles), odd positions (high nibbles), offset codes.
             let ue = bw._mm512_shuffle_epi8(tbl, f._mm512_and_si512(v, m0f));
             let uo = bw._mm512_shuffle_epi8(tbl, f._mm512_and_si512(bw._mm512_srli_epi16::<4>(v), m0f));
-            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+            for (b, a) in acc[r].iter_mut().enumerate().take(nb) {
                 let i = b * chunks + c;
                 let xv: [__m512i; 2] = pulp::cast(xsplit[i]);
                 let cv: __m512i = pulp::cast(corr8[i]);
@@ -338,10 +382,13 @@ fn i8_rows_v4_impl_nb<const VNNI: bool, const NB: usize>(s: pulp::x86::V4, job: 
                 *a = f._mm512_fmadd_ps(f._mm512_cvtepi32_ps(m), sc, *a);
             }
         }
-        for (b, a) in acc.iter().enumerate().take(nb) {
-            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(*a)) * 0.5);
+    }
+    for (o, ar) in out.iter_mut().zip(&acc) {
+        for (b, a) in ar.iter().enumerate().take(nb) {
+            o[b] = post.apply(s.reduce_sum_f32s(pulp::cast(*a)) * 0.5);
         }
     }
+    out
 }
 
 /// The activation codes of each chunk split into even positions then odd positions (the
