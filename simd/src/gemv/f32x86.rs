@@ -35,6 +35,7 @@ use ninfer_core::registry::Grouped;
 use pulp::Simd;
 
 use super::i8x86::{decode_v3, decode_v4, grouped, offset, row_scales};
+use super::{store_rows, stream_rows};
 use crate::weights::{Weights, CHUNK};
 use crate::MAX_BATCH;
 
@@ -140,21 +141,16 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
     if NB == 1 {
         let q = (r1 - r0) / STREAMS;
         for i in 0..q {
-            let rows: [usize; STREAMS] = [r0 + i, r0 + i + q, r0 + i + 2 * q, r0 + i + 3 * q];
+            let rows = stream_rows::<STREAMS>(r0, q, i);
             let y = pass_v4::<KIND, 1, STREAMS>(s, &w, xs, nb, rows, &mut sc);
-            for (r, yr) in rows.iter().zip(y) {
-                ys[0][r - r0] = yr[0];
-            }
+            store_rows(ys, r0, rows, &y, 1);
         }
         row = r0 + STREAMS * q;
     }
+    let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
         let y = pass_v4::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc);
-        for (b, yb) in y[0].iter().enumerate() {
-            if NB <= 2 || b < nb {
-                ys[b][row - r0] = *yb;
-            }
-        }
+        store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
 }
@@ -280,21 +276,16 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
     if NB == 1 {
         let q = (r1 - r0) / 2;
         for i in 0..q {
-            let rows = [r0 + i, r0 + q + i];
+            let rows = stream_rows::<2>(r0, q, i);
             let y = pass_v3::<KIND, 1, 2>(s, &w, xs, nb, rows, &mut sc);
-            for (r, yr) in rows.iter().zip(y) {
-                ys[0][r - r0] = yr[0];
-            }
+            store_rows(ys, r0, rows, &y, 1);
         }
         row = r0 + 2 * q;
     }
+    let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
         let y = pass_v3::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc);
-        for (b, yb) in y[0].iter().enumerate() {
-            if NB <= 2 || b < nb {
-                ys[b][row - r0] = *yb;
-            }
-        }
+        store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
 }

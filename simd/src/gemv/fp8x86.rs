@@ -23,6 +23,7 @@ use core::arch::x86_64::{__m128i, __m256, __m256i, __m512, __m512i};
 use pulp::Simd;
 
 use super::f32x86::F32Job;
+use super::{store_rows, stream_rows};
 use crate::weights::{Weights, CHUNK};
 
 /// 2^-9 (binary32 bits).
@@ -204,23 +205,14 @@ fn rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     if NB == 1 {
         let q = (r1 - r0) / 4;
         for i in 0..q {
-            let rows = [r0 + i, r0 + q + i, r0 + 2 * q + i, r0 + 3 * q + i];
-            let y = pass_v4::<1, 4>(s, &w, xs, nb, rows);
-            for (r, yr) in rows.iter().zip(y) {
-                ys[0][r - r0] = yr[0];
-            }
+            let rows = stream_rows::<4>(r0, q, i);
+            store_rows(ys, r0, rows, &pass_v4::<1, 4>(s, &w, xs, nb, rows), 1);
         }
         row = r0 + 4 * q;
     }
+    let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
-        let y = pass_v4::<NB, 1>(s, &w, xs, nb, [row]);
-        for (b, yb) in y[0]
-            .iter()
-            .enumerate()
-            .take(if NB <= 2 { NB } else { nb.min(NB) })
-        {
-            ys[b][row - r0] = *yb;
-        }
+        store_rows(ys, r0, [row], &pass_v4::<NB, 1>(s, &w, xs, nb, [row]), live);
         row += 1;
     }
 }

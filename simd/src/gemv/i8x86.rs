@@ -424,12 +424,7 @@ fn rows_v4_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V4
     if NB == 1 {
         let q = (r1 - r0) / 4;
         for i in 0..q {
-            let y = block_v4::<VNNI, G, NB, 4>(
-                s,
-                rs,
-                [r0 + i, r0 + q + i, r0 + 2 * q + i, r0 + 3 * q + i],
-                &mut sc,
-            );
+            let y = block_v4::<VNNI, G, NB, 4>(s, rs, super::stream_rows(r0, q, i), &mut sc);
             for (b, yb) in y.iter().enumerate() {
                 for r in 0..4 {
                     ys[b][r * q + i] = yb[r];
@@ -441,7 +436,7 @@ fn rows_v4_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V4
         // Two weight streams far apart: the first and the second half of the block.
         let q = (r1 - r0) / 2;
         for i in 0..q {
-            let y = block_v4::<VNNI, G, NB, 2>(s, rs, [r0 + i, r0 + q + i], &mut sc);
+            let y = block_v4::<VNNI, G, NB, 2>(s, rs, super::stream_rows(r0, q, i), &mut sc);
             for (b, yb) in y.iter().enumerate() {
                 ys[b][i] = yb[0];
                 ys[b][q + i] = yb[1];
@@ -458,7 +453,7 @@ fn rows_v4_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V4
     }
 }
 
-/// Weight rows `row..row + R` against the live batch rows: `out[b][r]`.
+/// Weight rows `rows` (one per weight stream) against the live batch rows: `out[b][r]`.
 #[inline(always)]
 fn block_v4<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
     s: pulp::x86::V4,

@@ -14,6 +14,36 @@ macro_rules! by_batch {
     };
 }
 
+/// Weight streams (see the `f32x86` module docs): pass `i` over a row block starting at `r0`
+/// takes row `i` of each of its `R` contiguous parts of `q` rows.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn stream_rows<const R: usize>(r0: usize, q: usize, i: usize) -> [usize; R] {
+    let mut rows = [0; R];
+    for (r, o) in rows.iter_mut().enumerate() {
+        *o = r0 + r * q + i;
+    }
+    rows
+}
+
+/// Store a pass's outputs `y[r][b]` of the rows `rows` (of a block starting at `r0`) for the
+/// batch rows `b < nb`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn store_rows<const NB: usize, const R: usize>(
+    ys: &mut [&mut [f32]],
+    r0: usize,
+    rows: [usize; R],
+    y: &[[f32; NB]; R],
+    nb: usize,
+) {
+    for (&row, yr) in rows.iter().zip(y) {
+        for (b, &v) in yr.iter().enumerate().take(nb) {
+            ys[b][row - r0] = v;
+        }
+    }
+}
+
 pub(crate) mod f32;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod f32x86;

@@ -62,6 +62,7 @@ use pulp::Simd;
 use super::f32x86::F32Job;
 use super::fp8x86::{e4m3fn_lanes_v3, prefetch};
 use super::i8::{tree8, I8Job, QuantAct};
+use super::{store_rows, stream_rows};
 use crate::weights::{Post, Weights, CHUNK};
 
 /// The code offset of the `I8` fast path: `u = 2 e2m1 + OFFSET` is unsigned (`gemv::run`
@@ -287,23 +288,16 @@ fn i8_rows_v4_impl_nb<const VNNI: bool, const NB: usize>(s: pulp::x86::V4, job: 
     if NB == 1 {
         let q = (r1 - r0) / 4;
         for i in 0..q {
-            let rows = [r0 + i, r0 + q + i, r0 + 2 * q + i, r0 + 3 * q + i];
+            let rows = stream_rows::<4>(r0, q, i);
             let y = i8_pass_v4::<VNNI, 1, 4>(s, &w, act, xsplit, corr8, nb, rows);
-            for (r, yr) in rows.iter().zip(y) {
-                ys[0][r - r0] = yr[0];
-            }
+            store_rows(ys, r0, rows, &y, 1);
         }
         row = r0 + 4 * q;
     }
+    let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
         let y = i8_pass_v4::<VNNI, NB, 1>(s, &w, act, xsplit, corr8, nb, [row]);
-        for (b, yb) in y[0]
-            .iter()
-            .enumerate()
-            .take(if NB <= 2 { NB } else { nb.min(NB) })
-        {
-            ys[b][row - r0] = *yb;
-        }
+        store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
 }
