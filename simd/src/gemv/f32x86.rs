@@ -29,7 +29,7 @@
 //! four *adjacent* rows per pass (fine at K = 8192, half the bandwidth at K = 2048, where the
 //! rows are 4 KiB apart).
 
-use core::arch::x86_64::{__m256, __m256i, __m512};
+use core::arch::x86_64::{__m256, __m256i, __m512, __m512i};
 
 use ninfer_core::registry::Grouped;
 use pulp::Simd;
@@ -137,6 +137,14 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
     } = job;
     let gp = grouped_parts(&w).3;
     let mut sc = vec![0f32; STREAMS * gp];
+    // Q4 reads the activations in its table order (see `Q4_TABLE`).
+    let xp: Vec<f32>;
+    let xs = if KIND == Q4_TABLE {
+        xp = q4_order(xs);
+        &xp[..]
+    } else {
+        xs
+    };
     let mut row = r0;
     if NB == 1 {
         let q = (r1 - r0) / STREAMS;
@@ -179,11 +187,34 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
             row_scales(scales, row, gp, &mut sc[r * gp..(r + 1) * gp]);
         }
     }
+    // Q4 by table: the signed code of each nibble as f32, and the shift of each vector.
+    let q4: __m512 = pulp::cast(Q4_CODES);
+    let mut shifts = [f._mm512_setzero_si512(); 8];
+    for (t, o) in shifts.iter_mut().enumerate() {
+        *o = f._mm512_set1_epi32(4 * t as i32);
+    }
     let mut acc = [[[f._mm512_setzero_ps(); 4]; NB]; R];
     for c in 0..chunks {
         let full = CHUNK * (c + 1) <= k;
         for (r, &row) in rows.iter().enumerate() {
-            let wv: [__m512; 8] = if KIND < BF16 {
+            let wv: [__m512; 8] = if KIND == Q4_TABLE {
+                // Q4 by table: vector t, lane l is the nibble `4t` bits up in the 32-bit lane l
+                // of the 64 code bytes (position `q4_position(t, l)`), looked up in the 16-entry
+                // table `q * s` of its group (exact: section 6.2).
+                let at = row * rcb + c * 64;
+                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
+                let v: __m512i = ld(&codes[at..at + 64]);
+                let tbl = [
+                    f._mm512_mul_ps(q4, f._mm512_set1_ps(sc[r * gp + 2 * c])),
+                    f._mm512_mul_ps(q4, f._mm512_set1_ps(sc[r * gp + 2 * c + 1])),
+                ];
+                let mut wv = [f._mm512_setzero_ps(); 8];
+                for (t, o) in wv.iter_mut().enumerate() {
+                    let idx = f._mm512_srlv_epi32(v, shifts[t]);
+                    *o = f._mm512_permutexvar_ps(idx, tbl[t % 2]);
+                }
+                wv
+            } else if KIND < BF16 {
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
@@ -242,6 +273,40 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
             }
             let t = f._mm512_add_ps(f._mm512_add_ps(a[0], a[1]), f._mm512_add_ps(a[2], a[3]));
             o[b] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+        }
+    }
+    out
+}
+
+/// The weight kind whose AVX-512 `F32` kernel decodes by table (Q4): per chunk, vector `t`
+/// (0..8), lane `l` (0..16) holds position [`q4_position`]`(t, l)`: the nibble `4t` bits up
+/// in the 32-bit lane `l` of the chunk's 64 code bytes (low nibble of byte j: position j, high
+/// nibble: position j + 64; layouts.md, row-split). One shift and one `permutexvar` per 16
+/// weights instead of a widening, a conversion and a multiply; the activations are staged in
+/// the same order once per call. The products are the same exact `q * s` times `x`, summed in
+/// another order than the generic kernel's: the result meets the `F32` criterion, and is
+/// bit-identical to the generic kernel run on the decoded weights and activations permuted
+/// into this order (tested in `gemv/x86_tests.rs`).
+const Q4_TABLE: u8 = 0;
+
+/// The signed Q4 code of each nibble (two's complement, section 6.2) as f32.
+const Q4_CODES: [f32; 16] = [
+    0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0, -1.0,
+];
+
+/// The chunk position of vector `t`, lane `l` in the Q4 table order (see [`Q4_TABLE`]).
+pub(crate) const fn q4_position(t: usize, l: usize) -> usize {
+    4 * l + t / 2 + 64 * (t % 2)
+}
+
+/// Staged activations (whole chunks, batch rows one after another) in the Q4 table order.
+pub(crate) fn q4_order(xs: &[f32]) -> Vec<f32> {
+    let mut out = vec![0f32; xs.len()];
+    for (o, x) in out.chunks_exact_mut(CHUNK).zip(xs.chunks_exact(CHUNK)) {
+        for t in 0..8 {
+            for l in 0..16 {
+                o[16 * t + l] = x[q4_position(t, l)];
+            }
         }
     }
     out
