@@ -12,6 +12,9 @@
 //! 64-position K-tile are consecutive bytes, so a chunk (128 positions) reads two runs of 4
 //! bytes at `base(n) + 1024 c` and `+ 512`, decoded exactly in registers
 //! ([`super::fp8x86::e4m3fn_lanes_v3`], the bit construction of `weights::e4m3fn_value`).
+//! The AVX-512 kernels take the shorter binary16 route when no scale byte is a NaN word
+//! ([`scales_v4`]; the `I8` one decodes two rows' chunk scales per 16-lane vector,
+//! [`scales16_v4`]: one thread, cache-resident Q4-sized rows, 22 -> 25-28 G weights/s).
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
 //! streams are software-prefetched ([`PF`], [`PF_S`]).
 //!
@@ -116,13 +119,7 @@ fn row_slices<'a>(
 /// beyond the physical `Sb`, as in the generic decoder).
 #[inline(always)]
 fn chunk_of<'p>(rc: &'p [u8], sr: &[u8], c: usize, pad: &'p mut [u8; 64]) -> (&'p [u8; 64], [u8; 8]) {
-    let mut sb = [0u8; 8];
-    for t in 0..2 {
-        let at = 512 * (2 * c + t);
-        if let Some(v) = sr.get(at..at + 4) {
-            sb[4 * t..4 * t + 4].copy_from_slice(v);
-        }
-    }
+    let sb = chunk_scales(sr, c);
     if let Some(b) = rc.get(64 * c..64 * c + 64).and_then(|b| b.try_into().ok()) {
         return (b, sb);
     }
@@ -131,6 +128,20 @@ fn chunk_of<'p>(rc: &'p [u8], sr: &[u8], c: usize, pad: &'p mut [u8; 64]) -> (&'
     let len = tail.len().min(64);
     pad[..len].copy_from_slice(&tail[..len]);
     (pad, sb)
+}
+
+/// The 8 block-scale bytes of chunk `c` of a row span from [`row_slices`] (0 beyond the
+/// physical scales).
+#[inline(always)]
+fn chunk_scales(sr: &[u8], c: usize) -> [u8; 8] {
+    let at = 1024 * c;
+    let lo = sr
+        .get(at..at + 4)
+        .map_or(0, |v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
+    let hi = sr
+        .get(at + 512..at + 516)
+        .map_or(0, |v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
+    (lo as u64 | (hi as u64) << 32).to_le_bytes()
 }
 
 /// Software prefetch of the code bytes [`PF`] ahead (rows are contiguous, so this runs into
@@ -148,6 +159,48 @@ fn scales_v3(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
         .avx2
         ._mm256_cvtepu8_epi32(pulp::cast([u64::from_le_bytes(b), 0u64]));
     e4m3fn_lanes_v3(s, t)
+}
+
+/// [`scales_v3`] for the AVX-512 kernels: when no byte is a NaN word (checked with one scalar
+/// test), through binary16 as in `fp8x86::decode32_v4` — in 16-bit lanes
+/// `((b << 8) >>arith 1) & 0xbf80` is the binary16 word of the value times 2^-8 (subnormals
+/// included), widened exactly, and the product by 2^8 is exact: 6 vector instructions instead
+/// of 16. A chunk with a NaN scale goes through [`scales_v3`].
+#[inline(always)]
+fn scales_v4(s: pulp::x86::V4, b: [u8; 8]) -> __m256 {
+    let v = u64::from_le_bytes(b);
+    // A NaN byte (magnitude 0x7f) carries into its top bit when 1 is added to each magnitude.
+    let mag = v & 0x7f7f_7f7f_7f7f_7f7f;
+    if (mag + 0x0101_0101_0101_0101) & 0x8080_8080_8080_8080 != 0 {
+        return scales_v3(*s, b);
+    }
+    let w = s.sse4_1._mm_cvtepu8_epi16(pulp::cast([v, 0u64]));
+    let h = s.sse2._mm_and_si128(
+        s.sse2._mm_srai_epi16::<1>(s.sse2._mm_slli_epi16::<8>(w)),
+        s.sse2._mm_set1_epi16(0xbf80u16 as i16),
+    );
+    let f = s.avx512f._mm512_cvtph_ps(s.avx._mm256_castsi128_si256(h));
+    s.avx
+        ._mm256_mul_ps(s.avx512f._mm512_castps512_ps256(f), s.avx._mm256_set1_ps(256.0))
+}
+
+/// Two chunks' block scales (8 bytes each, as from [`chunk_scales`]) as exact binary32 in one
+/// 16-lane vector, through binary16 as in [`scales_v4`] when no byte is a NaN word, else each
+/// through [`scales_v3`].
+#[inline(always)]
+fn scales16_v4(s: pulp::x86::V4, b0: u64, b1: u64) -> __m512 {
+    let nan =
+        |v: u64| (v & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x0101_0101_0101_0101) & 0x8080_8080_8080_8080 != 0;
+    if nan(b0) || nan(b1) {
+        return pulp::cast([scales_v3(*s, b0.to_le_bytes()), scales_v3(*s, b1.to_le_bytes())]);
+    }
+    let w = s.avx2._mm256_cvtepu8_epi16(pulp::cast([b0, b1]));
+    let h = s.avx2._mm256_and_si256(
+        s.avx2._mm256_srai_epi16::<1>(s.avx2._mm256_slli_epi16::<8>(w)),
+        s.avx._mm256_set1_epi16(0xbf80u16 as i16),
+    );
+    s.avx512f
+        ._mm512_mul_ps(s.avx512f._mm512_cvtph_ps(h), s.avx512f._mm512_set1_ps(256.0))
 }
 
 /// Load 16 bytes.
@@ -343,11 +396,33 @@ fn i8_pass_v4<const VNNI: bool, const NB: usize, const R: usize>(
     for (r, &row) in rows.iter().enumerate() {
         (rc[r], sr[r]) = row_slices(codes, scales, row, row_bytes, nkt);
     }
+    let full = row_bytes / 64;
     for c in 0..chunks {
+        // The block scales of this chunk of every row, two rows per 16-lane decode.
+        let mut sv = [s.avx._mm256_setzero_ps(); R];
+        let mut r = 0;
+        while r < R {
+            let b0 = u64::from_le_bytes(chunk_scales(sr[r], c));
+            let b1 = if r + 1 < R {
+                u64::from_le_bytes(chunk_scales(sr[r + 1], c))
+            } else {
+                0
+            };
+            let v: [__m256; 2] = pulp::cast(scales16_v4(s, b0, b1));
+            sv[r] = v[0];
+            if r + 1 < R {
+                sv[r + 1] = v[1];
+            }
+            r += 2;
+        }
         for r in 0..R {
             ahead(s.sse, rc[r], sr[r], c);
-            let (bytes, sbytes) = chunk_of(rc[r], sr[r], c, &mut pad);
-            let sv = scales_v3(*s, sbytes);
+            let bytes = if c < full {
+                rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
+            } else {
+                chunk_of(rc[r], sr[r], c, &mut pad).0
+            };
+            let sv = sv[r];
             let v: __m512i = pulp::cast(*bytes);
             // Even positions (low nibbles), odd positions (high nibbles), offset codes.
             let ue = bw._mm512_shuffle_epi8(tbl, f._mm512_and_si512(v, m0f));
@@ -527,7 +602,7 @@ fn f32_rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
         for c in 0..chunks {
             ahead(s.sse, rc, sr, c);
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
-            let sl = f._mm512_permutexvar_ps(idx, f._mm512_castps256_ps512(scales_v3(*s, sbytes)));
+            let sl = f._mm512_permutexvar_ps(idx, f._mm512_castps256_ps512(scales_v4(s, sbytes)));
             let v: __m512i = pulp::cast(*bytes);
             // A loop, not `array::from_fn` (see `i8_rows_v3`).
             let mut ev = [f._mm512_setzero_ps(); 8];
