@@ -217,6 +217,13 @@ fn f32_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             }
         });
         same(&got, &want, &format!("V3 {ctx}"));
+        if !nv {
+            // `FastV3` takes the F16C route where the CPU has F16C: the integer route too.
+            let plain = outputs(n, nb, |ys| {
+                Simd::vectorize(s, fp8x86::PlainV3(s, fast(f32_op(w, &xs, nb, ys))))
+            });
+            same(&plain, &want, &format!("V3 (no F16C) {ctx}"));
+        }
     }
     if let Some(s) = pulp::x86::V4::try_new() {
         let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(w, &xs, nb, ys)));
