@@ -12,9 +12,10 @@
 //! 64-position K-tile are consecutive bytes, so a chunk (128 positions) reads two runs of 4
 //! bytes at `base(n) + 1024 c` and `+ 512`, decoded exactly in registers
 //! ([`super::fp8x86::e4m3fn_lanes_v3`], the bit construction of `weights::e4m3fn_value`).
-//! The AVX-512 kernels take the shorter binary16 route when no scale byte is a NaN word
-//! ([`scales_v4`]; the `I8` one decodes two rows' chunk scales per 16-lane vector,
-//! [`scales16_v4`]: one thread, cache-resident Q4-sized rows, 22 -> 25-28 G weights/s).
+//! The AVX-512 kernels decode two rows' chunk scales per 16-lane vector, through binary16 when
+//! no scale byte is a NaN word ([`scales16_v4`]), and run four weight streams far apart per pass
+//! for one batch row (see `f32x86`): one thread, `I8` cache-resident 22 -> 25-28 G
+//! weights/s; `F32` 8192x8192 from memory 15.1 -> 18.4 G weights/s.
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
 //! streams are software-prefetched ([`PF`], [`PF_S`]).
 //!
@@ -161,32 +162,12 @@ fn scales_v3(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
     e4m3fn_lanes_v3(s, t)
 }
 
-/// [`scales_v3`] for the AVX-512 kernels: when no byte is a NaN word (checked with one scalar
-/// test), through binary16 as in `fp8x86::decode32_v4` — in 16-bit lanes
-/// `((b << 8) >>arith 1) & 0xbf80` is the binary16 word of the value times 2^-8 (subnormals
-/// included), widened exactly, and the product by 2^8 is exact: 6 vector instructions instead
-/// of 16. A chunk with a NaN scale goes through [`scales_v3`].
-#[inline(always)]
-fn scales_v4(s: pulp::x86::V4, b: [u8; 8]) -> __m256 {
-    let v = u64::from_le_bytes(b);
-    // A NaN byte (magnitude 0x7f) carries into its top bit when 1 is added to each magnitude.
-    let mag = v & 0x7f7f_7f7f_7f7f_7f7f;
-    if (mag + 0x0101_0101_0101_0101) & 0x8080_8080_8080_8080 != 0 {
-        return scales_v3(*s, b);
-    }
-    let w = s.sse4_1._mm_cvtepu8_epi16(pulp::cast([v, 0u64]));
-    let h = s.sse2._mm_and_si128(
-        s.sse2._mm_srai_epi16::<1>(s.sse2._mm_slli_epi16::<8>(w)),
-        s.sse2._mm_set1_epi16(0xbf80u16 as i16),
-    );
-    let f = s.avx512f._mm512_cvtph_ps(s.avx._mm256_castsi128_si256(h));
-    s.avx
-        ._mm256_mul_ps(s.avx512f._mm512_castps512_ps256(f), s.avx._mm256_set1_ps(256.0))
-}
-
 /// Two chunks' block scales (8 bytes each, as from [`chunk_scales`]) as exact binary32 in one
-/// 16-lane vector, through binary16 as in [`scales_v4`] when no byte is a NaN word, else each
-/// through [`scales_v3`].
+/// 16-lane vector. When no byte is a NaN word (one scalar test per 8 bytes), through binary16 as
+/// in `fp8x86::decode32_v4` — in 16-bit lanes `((b << 8) >>arith 1) & 0xbf80` is the binary16
+/// word of the value times 2^-8 (subnormals included), widened exactly, and the product by 2^8
+/// is exact: 6 vector instructions for 16 scales instead of 32; else each half through
+/// [`scales_v3`].
 #[inline(always)]
 fn scales16_v4(s: pulp::x86::V4, b0: u64, b1: u64) -> __m512 {
     let nan =
@@ -567,7 +548,45 @@ fn f32_rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
         r1,
         ys,
     } = job;
+    let nbl = if NB <= 2 { NB } else { nb.min(NB) };
+    let chunks = w.chunks();
+    let kc = chunks * CHUNK;
+    // The activations of each chunk in nibble-lane order: vector j, lane l is position 8l + j
+    // (the nibble `4j` bits up in the 32-bit lane l of the 64 code bytes).
+    let xp: Vec<[f32; CHUNK]> = (0..nbl * chunks)
+        .map(|i| {
+            let (b, c) = (i / chunks, i % chunks);
+            let xr = &xs[b * kc + CHUNK * c..b * kc + CHUNK * (c + 1)];
+            core::array::from_fn(|p| xr[8 * (p % 16) + p / 16])
+        })
+        .collect();
+    let mut row = r0;
+    if NB == 1 {
+        let q = (r1 - r0) / 4;
+        for i in 0..q {
+            let rows = stream_rows::<4>(r0, q, i);
+            store_rows(ys, r0, rows, &f32_pass_v4::<1, 4>(s, &w, &xp, nb, rows), 1);
+        }
+        row = r0 + 4 * q;
+    }
+    while row < r1 {
+        store_rows(ys, r0, [row], &f32_pass_v4::<NB, 1>(s, &w, &xp, nb, [row]), nbl);
+        row += 1;
+    }
+}
+
+/// The rows `rows` (one per weight stream) against batch rows `min(nb, NB)`: `out[r][b]`.
+/// `xp`: the activations in nibble-lane order.
+#[inline(always)]
+fn f32_pass_v4<const NB: usize, const R: usize>(
+    s: pulp::x86::V4,
+    w: &Weights<'_>,
+    xp: &[[f32; CHUNK]],
+    nb: usize,
+    rows: [usize; R],
+) -> [[f32; NB]; R] {
     let nb = if NB <= 2 { NB } else { nb.min(NB) };
+    let mut out = [[0f32; NB]; R];
     let Weights::Nvfp4 {
         row_bytes,
         codes,
@@ -575,34 +594,51 @@ fn f32_rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
         nkt,
         d,
         ..
-    } = w
+    } = *w
     else {
-        return;
+        return out;
     };
     let f = s.avx512f;
     let chunks = w.chunks();
-    let kc = chunks * CHUNK;
     let e2m1: __m512 = pulp::cast(E2M1_TO_F32);
-    // The activations of each chunk in nibble-lane order: vector j, lane l is position 8l + j
-    // (the nibble `4j` bits up in the 32-bit lane l of the 64 code bytes).
-    let xp: Vec<[f32; CHUNK]> = (0..nb * chunks)
-        .map(|i| {
-            let (b, c) = (i / chunks, i % chunks);
-            let xr = &xs[b * kc + CHUNK * c..b * kc + CHUNK * (c + 1)];
-            core::array::from_fn(|p| xr[8 * (p % 16) + p / 16])
-        })
-        .collect();
-    // Lane l holds positions 8l .. 8l + 7: sub-block l / 2.
+    // Lane l holds positions 8l .. 8l + 7: sub-block l / 2 (of the first row's 8 scales; the
+    // second row of a pair: l / 2 + 8).
     let idx: __m512i = pulp::cast(core::array::from_fn::<i32, 16, _>(|l| (l / 2) as i32));
+    let idx2 = f._mm512_add_epi32(idx, f._mm512_set1_epi32(8));
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
-    for row in r0..r1 {
-        let mut acc = [[f._mm512_setzero_ps(); 2]; NB];
-        let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
-        for c in 0..chunks {
-            ahead(s.sse, rc, sr, c);
-            let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
-            let sl = f._mm512_permutexvar_ps(idx, f._mm512_castps256_ps512(scales_v4(s, sbytes)));
+    let mut acc = [[[f._mm512_setzero_ps(); 2]; NB]; R];
+    let mut rc: [&[u8]; R] = [&[]; R];
+    let mut sr: [&[u8]; R] = [&[]; R];
+    for (r, &row) in rows.iter().enumerate() {
+        (rc[r], sr[r]) = row_slices(codes, scales, row, row_bytes, nkt);
+    }
+    let full = row_bytes / 64;
+    for c in 0..chunks {
+        // The block scales of this chunk of every row, two rows per 16-lane decode.
+        let mut sl = [f._mm512_setzero_ps(); R];
+        let mut r = 0;
+        while r < R {
+            let b0 = u64::from_le_bytes(chunk_scales(sr[r], c));
+            let b1 = if r + 1 < R {
+                u64::from_le_bytes(chunk_scales(sr[r + 1], c))
+            } else {
+                0
+            };
+            let v = scales16_v4(s, b0, b1);
+            sl[r] = f._mm512_permutexvar_ps(idx, v);
+            if r + 1 < R {
+                sl[r + 1] = f._mm512_permutexvar_ps(idx2, v);
+            }
+            r += 2;
+        }
+        for r in 0..R {
+            ahead(s.sse, rc[r], sr[r], c);
+            let bytes = if c < full {
+                rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
+            } else {
+                chunk_of(rc[r], sr[r], c, &mut pad).0
+            };
             let v: __m512i = pulp::cast(*bytes);
             // A loop, not `array::from_fn` (see `i8_rows_v3`).
             let mut ev = [f._mm512_setzero_ps(); 8];
@@ -610,20 +646,23 @@ fn f32_rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
                 let nib = f._mm512_srlv_epi32(v, f._mm512_set1_epi32(4 * j as i32));
                 *e = f._mm512_permutexvar_ps(nib, e2m1);
             }
-            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+            for (b, a) in acc[r].iter_mut().enumerate().take(nb) {
                 let xv: [__m512; 8] = pulp::cast(xp[b * chunks + c]);
                 let mut blk = [f._mm512_setzero_ps(); 2];
                 for j in 0..8 {
                     blk[j % 2] = f._mm512_fmadd_ps(ev[j], xv[j], blk[j % 2]);
                 }
-                a[0] = f._mm512_fmadd_ps(blk[0], sl, a[0]);
-                a[1] = f._mm512_fmadd_ps(blk[1], sl, a[1]);
+                a[0] = f._mm512_fmadd_ps(blk[0], sl[r], a[0]);
+                a[1] = f._mm512_fmadd_ps(blk[1], sl[r], a[1]);
             }
         }
-        for (b, a) in acc.iter().enumerate().take(nb) {
-            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(f._mm512_add_ps(a[0], a[1]))));
+    }
+    for (o, ar) in out.iter_mut().zip(&acc) {
+        for (b, a) in ar.iter().enumerate().take(nb) {
+            o[b] = post.apply(s.reduce_sum_f32s(pulp::cast(f._mm512_add_ps(a[0], a[1]))));
         }
     }
+    out
 }
 
 /// Runs [`i8_rows_v3`] inside the `V3` token's `target_feature` context.
