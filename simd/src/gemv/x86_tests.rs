@@ -217,13 +217,16 @@ fn f32_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             }
         });
         same(&got, &want, &format!("V3 {ctx}"));
-        if !nv {
-            // `FastV3` takes the F16C route where the CPU has F16C: the integer route too.
-            let plain = outputs(n, nb, |ys| {
-                Simd::vectorize(s, fp8x86::PlainV3(s, fast(f32_op(w, &xs, nb, ys))))
-            });
-            same(&plain, &want, &format!("V3 (no F16C) {ctx}"));
-        }
+        // The fast paths take the F16C route where the CPU has F16C: the integer route too.
+        let plain = outputs(n, nb, |ys| {
+            let job = fast(f32_op(w, &xs, nb, ys));
+            if nv {
+                Simd::vectorize(s, nvfp4x86::PlainV3::F32(s, job))
+            } else {
+                Simd::vectorize(s, fp8x86::PlainV3(s, job))
+            }
+        });
+        same(&plain, &want, &format!("V3 (no F16C) {ctx}"));
     }
     if let Some(s) = pulp::x86::V4::try_new() {
         let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(w, &xs, nb, ys)));
@@ -265,6 +268,11 @@ fn i8_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             Simd::vectorize(s, nvfp4x86::I8V3(s, i8_job(w, &act, nb, ys)))
         });
         same(&got, &want, &format!("V3 {ctx}"));
+        // `I8V3` takes the F16C scale route where the CPU has F16C: the integer route too.
+        let plain = outputs(n, nb, |ys| {
+            Simd::vectorize(s, nvfp4x86::PlainV3::I8(s, i8_job(w, &act, nb, ys)))
+        });
+        same(&plain, &want, &format!("V3 (no F16C) {ctx}"));
     }
     if let Some(s) = pulp::x86::V4::try_new() {
         let want = outputs(n, nb, |ys| {
