@@ -35,7 +35,9 @@
 //! apart matters: two adjacent rows per pass gave 28 G weights/s for Q4 8192x8192 from memory
 //! on one thread, four quarters give 36 (the cache-resident rate); W8 11 -> 17. Each chunk's
 //! bytes are software-prefetched one row ahead in its stream: measured 12 -> 15 GB/s from memory
-//! on one thread against a fixed 4 KiB distance.
+//! on one thread against a fixed 4 KiB distance. The AVX2 kernel keeps one row per pass: two
+//! streams there (16 vector registers) made it slower (measured, one thread, 8192x8192 from
+//! memory: Q4 29 -> 17-23, W8 15 -> 11-12 G weights/s).
 
 use core::arch::x86_64::{__m256, __m256i, __m512i};
 
