@@ -28,6 +28,10 @@
 //! activation slab in L1 (the weights then come as 4 KiB runs 16 KiB apart: 8-10 GB/s), and
 //! four *adjacent* rows per pass (fine at K = 8192, half the bandwidth at K = 2048, where the
 //! rows are 4 KiB apart).
+//!
+//! On AVX2 (16 vector registers) two streams, not four, and only for W8, BF16 and FP32 (one
+//! thread, 8192x8192 from memory, G weights/s: W8 8.1 -> 9.4, BF16 5.5 -> 6.0, FP32 4.1 -> 5.2;
+//! Q4 12.4 -> 11.9, slower, so the row-split Q4/Q5/Q6 kernels keep one row per pass).
 
 use core::arch::x86_64::{__m256, __m256i, __m512, __m512i};
 
@@ -323,8 +327,8 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
 }
 
 /// One weight kind `KIND`, batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`). With one
-/// batch row, two weight streams far apart per pass (as [`rows_v4_impl`] does with four; AVX2
-/// has half the vector registers).
+/// batch row and W8, BF16 or FP32 weights, two weight streams far apart per pass (as
+/// [`rows_v4_impl`] does with four; AVX2 has half the vector registers).
 #[inline(always)]
 fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     let F32Job {
@@ -338,7 +342,9 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
     let gp = grouped_parts(&w).3;
     let mut sc = vec![0f32; 2 * gp];
     let mut row = r0;
-    if NB == 1 {
+    // Two streams helped W8/BF16/FP32 from memory and slowed the Q4 decode (16 vector
+    // registers; measured, see the module docs).
+    if NB == 1 && KIND >= 3 {
         let q = (r1 - r0) / 2;
         for i in 0..q {
             let rows = stream_rows::<2>(r0, q, i);
