@@ -141,10 +141,10 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
     } = job;
     let gp = grouped_parts(&w).3;
     let mut sc = vec![0f32; STREAMS * gp];
-    // Q4 reads the activations in its table order (see `Q4_TABLE`).
+    // The table kernels read the activations in their table order (see `Q4_TABLE`).
     let xp: Vec<f32>;
-    let xs = if KIND == Q4_TABLE {
-        xp = q4_order(xs);
+    let xs = if KIND <= Q5_TABLE {
+        xp = table_order(KIND, xs);
         &xp[..]
     } else {
         xs
@@ -193,6 +193,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
     }
     // Q4 by table: the signed code of each nibble as f32, and the shift of each vector.
     let q4: __m512 = pulp::cast(Q4_CODES);
+    let q5: [__m512; 2] = pulp::cast(Q5_CODES);
     let mut shifts = [f._mm512_setzero_si512(); 8];
     for (t, o) in shifts.iter_mut().enumerate() {
         *o = f._mm512_set1_epi32(4 * t as i32);
@@ -203,7 +204,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
         for (r, &row) in rows.iter().enumerate() {
             let wv: [__m512; 8] = if KIND == Q4_TABLE {
                 // Q4 by table: vector t, lane l is the nibble `4t` bits up in the 32-bit lane l
-                // of the 64 code bytes (position `q4_position(t, l)`), looked up in the 16-entry
+                // of the 64 code bytes (position `table_position(0, t, l)`), looked up in the 16-entry
                 // table `q * s` of its group (exact: section 6.2).
                 let at = row * rcb + c * 64;
                 super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
@@ -216,6 +217,25 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 for (t, o) in wv.iter_mut().enumerate() {
                     let idx = f._mm512_srlv_epi32(v, shifts[t]);
                     *o = f._mm512_permutexvar_ps(idx, tbl[t % 2]);
+                }
+                wv
+            } else if KIND == Q5_TABLE {
+                // Q5 by table: the offset codes `u' = q + 16` of each 64-position half (one
+                // group) from the register decode; vector j = 4h + t, lane l is byte t of the
+                // 32-bit lane l of half h (position `table_position(1, j, l)`), looked up with
+                // its low 5 bits in the 32-entry table `q * s` of its group.
+                let cb = 80;
+                let at = row * rcb + c * cb;
+                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
+                let u = decode_v4(s, Grouped::Q5, &codes[at..at + cb]);
+                let mut wv = [f._mm512_setzero_ps(); 8];
+                for h in 0..2 {
+                    let sg = f._mm512_set1_ps(sc[r * gp + 2 * c + h]);
+                    let (lo, hi) = (f._mm512_mul_ps(q5[0], sg), f._mm512_mul_ps(q5[1], sg));
+                    for t in 0..4 {
+                        let idx = f._mm512_srlv_epi32(u[h], shifts[2 * t]);
+                        wv[4 * h + t] = f._mm512_permutex2var_ps(lo, idx, hi);
+                    }
                 }
                 wv
             } else if KIND < BF16 {
@@ -283,7 +303,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
 }
 
 /// The weight kind whose AVX-512 `F32` kernel decodes by table (Q4): per chunk, vector `t`
-/// (0..8), lane `l` (0..16) holds position [`q4_position`]`(t, l)`: the nibble `4t` bits up
+/// (0..8), lane `l` (0..16) holds position [`table_position`]`(0, t, l)`: the nibble `4t` bits up
 /// in the 32-bit lane `l` of the chunk's 64 code bytes (low nibble of byte j: position j, high
 /// nibble: position j + 64; layouts.md, row-split). One shift and one `permutexvar` per 16
 /// weights instead of a widening, a conversion and a multiply; the activations are staged in
@@ -298,18 +318,36 @@ const Q4_CODES: [f32; 16] = [
     0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, -8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0, -1.0,
 ];
 
-/// The chunk position of vector `t`, lane `l` in the Q4 table order (see [`Q4_TABLE`]).
-pub(crate) const fn q4_position(t: usize, l: usize) -> usize {
-    4 * l + t / 2 + 64 * (t % 2)
+/// The weight kind whose AVX-512 `F32` kernel decodes by a 32-entry table (Q5), as
+/// [`Q4_TABLE`] does with 16: the register decode's offset codes `u' = q + 16` (one byte per
+/// position, a group per 64-byte half) shifted by `8t` index `permutex2var` (its low 5 bits);
+/// vector `j = 4h + t`, lane `l` holds position `64h + 4l + t`. Tested the same way as Q4.
+const Q5_TABLE: u8 = 1;
+
+/// The signed Q5 code of each offset code `u'` (`q = u' - 16`) as f32, in two 16-entry halves.
+const Q5_CODES: [f32; 32] = [
+    -16.0, -15.0, -14.0, -13.0, -12.0, -11.0, -10.0, -9.0, -8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0, -1.0,
+    0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0,
+];
+
+/// The chunk position of vector `j`, lane `l` in the table order of the weight kind `kind`
+/// ([`Q4_TABLE`] or [`Q5_TABLE`]).
+pub(crate) const fn table_position(kind: u8, j: usize, l: usize) -> usize {
+    if kind == Q4_TABLE {
+        4 * l + j / 2 + 64 * (j % 2)
+    } else {
+        64 * (j / 4) + 4 * l + j % 4
+    }
 }
 
-/// Staged activations (whole chunks, batch rows one after another) in the Q4 table order.
-pub(crate) fn q4_order(xs: &[f32]) -> Vec<f32> {
+/// Staged activations (whole chunks, batch rows one after another) in the table order of the
+/// weight kind `kind`.
+pub(crate) fn table_order(kind: u8, xs: &[f32]) -> Vec<f32> {
     let mut out = vec![0f32; xs.len()];
     for (o, x) in out.chunks_exact_mut(CHUNK).zip(xs.chunks_exact(CHUNK)) {
-        for t in 0..8 {
+        for j in 0..8 {
             for l in 0..16 {
-                o[16 * t + l] = x[q4_position(t, l)];
+                o[16 * j + l] = x[table_position(kind, j, l)];
             }
         }
     }

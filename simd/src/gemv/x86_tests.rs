@@ -1,6 +1,6 @@
 //! The row-split (Q4/Q5/Q6/W8), BF16 and FP32 x86 fast paths ([`super::f32x86`],
 //! [`super::i8x86`]) are bit-identical to the generic kernels for every batch size 1..=8; the
-//! AVX-512 Q4 `F32` table kernel, which sums in its own order, is bit-identical to the generic
+//! AVX-512 Q4/Q5 `F32` table kernels, which sum in their own order, are bit-identical to the generic
 //! kernel run on its decoded weights and activations permuted into that order, and meets the
 //! criterion.
 //!
@@ -116,9 +116,9 @@ fn meets(desc: &TensorDesc, p: &[u8], x: &[f32], nb: usize, got: &[f32], want: &
     }
 }
 
-/// An FP32 `[n, chunks * 128]` tensor holding the decoded weights of a Q4 `[n, k]` tensor
-/// with each chunk's positions in the Q4 table order (zero past `k`).
-fn q4_table_order_fp32(desc: &TensorDesc, p: &[u8]) -> (TensorDesc, Vec<u8>) {
+/// An FP32 `[n, chunks * 128]` tensor holding the decoded weights of a Q4/Q5 `[n, k]` tensor
+/// with each chunk's positions in the table order of the weight kind `kind` (zero past `k`).
+fn table_order_fp32(kind: u8, desc: &TensorDesc, p: &[u8]) -> (TensorDesc, Vec<u8>) {
     let (n, k) = (desc.shape()[0], desc.shape()[1]);
     let kc = k.div_ceil(128) * 128;
     let mut wd = vec![0f32; n * k];
@@ -128,7 +128,7 @@ fn q4_table_order_fp32(desc: &TensorDesc, p: &[u8]) -> (TensorDesc, Vec<u8>) {
         for c in 0..kc / 128 {
             for t in 0..8 {
                 for l in 0..16 {
-                    let pos = 128 * c + f32x86::q4_position(t, l);
+                    let pos = 128 * c + f32x86::table_position(kind, t, l);
                     let v = if pos < k { wd[row * k + pos] } else { 0.0 };
                     out.extend_from_slice(&v.to_le_bytes());
                 }
@@ -372,14 +372,19 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         let got = outputs(n, nb, |ys| {
             Simd::vectorize(s, f32x86::FastV4(s, fast(f32_op(w, &xs, nb, ys))))
         });
-        if desc.format() == Format::Q4G64F16S {
-            // The Q4 table kernel sums in its own order (see `f32x86::Q4_TABLE`): the generic
+        let table = match desc.format() {
+            Format::Q4G64F16S => Some(0),
+            Format::Q5G64F16S => Some(1),
+            _ => None,
+        };
+        if let Some(kind) = table {
+            // The table kernels sum in their own order (see `f32x86::Q4_TABLE`): the generic
             // kernel on the decoded weights and the activations permuted into that order.
-            let (pd, pp) = q4_table_order_fp32(desc, p);
+            let (pd, pp) = table_order_fp32(kind, desc, p);
             let pw = Weights::new(&pd, &pp).unwrap();
-            let xp = f32x86::q4_order(&xs);
+            let xp = f32x86::table_order(kind, &xs);
             let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(pw, &xp, nb, ys)));
-            same(&got, &want, &format!("V4 F32 (Q4 table order) {ctx}"));
+            same(&got, &want, &format!("V4 F32 (table order) {ctx}"));
             meets(desc, p, &x, nb, &got, &want, false, &format!("V4 F32 {ctx}"));
         } else {
             let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(w, &xs, nb, ys)));
