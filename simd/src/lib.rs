@@ -107,9 +107,10 @@
 //!   17 -> 27 GB/s, Q4 `I8` 28 -> 36 G weights/s, W8 `I8` 11 -> 17 G weights/s);
 //! - row-split weights are software-prefetched one row ahead in each stream; BF16/FP32 rows are
 //!   left to the hardware prefetcher (a software prefetch did not help them, measured);
-//! - the AVX-512 Q4 `F32` kernel decodes by table: one shift and one `permutexvar` of the
-//!   group's `q * s` table per 16 weights, activations staged in that order (15.5 -> 25.7 G
-//!   weights/s per thread; it sums in its own order, see `gemv/f32x86.rs`);
+//! - the AVX-512 Q4 and Q5 `F32` kernels decode by table: one shift and one `permutexvar`
+//!   (Q5: `permutex2var`) of the group's `q * s` table per 16 weights, activations staged in
+//!   that order (per thread, from memory: Q4 15.5 -> 25.7, Q5 12.0 -> 16-17 G weights/s; they
+//!   sum in their own order, see `gemv/f32x86.rs`);
 //! - E4M3FN block scales (NVFP4) and FP8 words go through binary16 and `vcvtph2ps` when no NaN
 //!   word is present (AVX-512; on AVX2 with F16C detected at run time): 6-9 instructions per 16
 //!   values instead of 32;
