@@ -115,23 +115,6 @@ fn row_slices<'a>(
     (rc, sr)
 }
 
-/// [`row_slices`] of each of `rows`.
-#[inline(always)]
-fn rows_slices<'a, const R: usize>(
-    codes: &'a [u8],
-    scales: &'a [u8],
-    rows: [usize; R],
-    row_bytes: usize,
-    nkt: usize,
-) -> ([&'a [u8]; R], [&'a [u8]; R]) {
-    let mut rc: [&[u8]; R] = [&[]; R];
-    let mut sr: [&[u8]; R] = [&[]; R];
-    for (r, &row) in rows.iter().enumerate() {
-        (rc[r], sr[r]) = row_slices(codes, scales, row, row_bytes, nkt);
-    }
-    (rc, sr)
-}
-
 /// Chunk `c` of a row from [`row_slices`]: its 64 code bytes (a partial last chunk zero-padded
 /// into `pad`; nothing is read past the row) and its 8 block-scale bytes (code 0, value 0,
 /// beyond the physical `Sb`, as in the generic decoder).
@@ -199,35 +182,6 @@ fn scales16_v4(s: pulp::x86::V4, b0: u64, b1: u64) -> __m512 {
     );
     s.avx512f
         ._mm512_mul_ps(s.avx512f._mm512_cvtph_ps(h), s.avx512f._mm512_set1_ps(256.0))
-}
-
-/// Chunk `c`'s block scales of the rows whose scale spans are `sr` (from [`row_slices`]), two
-/// rows per [`scales16_v4`] vector: entry `r / 2` holds row `r` in lanes `8 (r % 2)..`.
-#[inline(always)]
-fn pair_scales<const R: usize>(s: pulp::x86::V4, sr: &[&[u8]; R], c: usize) -> [__m512; R] {
-    let mut out = [s.avx512f._mm512_setzero_ps(); R];
-    let mut r = 0;
-    while r < R {
-        let b0 = u64::from_le_bytes(chunk_scales(sr[r], c));
-        let b1 = if r + 1 < R {
-            u64::from_le_bytes(chunk_scales(sr[r + 1], c))
-        } else {
-            0
-        };
-        out[r / 2] = scales16_v4(s, b0, b1);
-        r += 2;
-    }
-    out
-}
-
-/// Chunk `c`'s 64 code bytes of a row from [`row_slices`]: straight from the row for a whole
-/// chunk (`c < full`), else zero-padded by [`chunk_of`].
-#[inline(always)]
-fn chunk_bytes<'p>(rc: &'p [u8], sr: &[u8], c: usize, full: usize, pad: &'p mut [u8; 64]) -> &'p [u8; 64] {
-    match rc.get(64 * c..64 * c + 64).and_then(|b| b.try_into().ok()) {
-        Some(b) if c < full => b,
-        _ => chunk_of(rc, sr, c, pad).0,
-    }
 }
 
 /// Load 16 bytes.
@@ -422,14 +376,38 @@ fn i8_pass_v4<const VNNI: bool, const NB: usize, const R: usize>(
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     let mut acc = [[f._mm512_setzero_ps(); NB]; R];
-    let (rc, sr) = rows_slices(codes, scales, rows, row_bytes, nkt);
+    let mut rc: [&[u8]; R] = [&[]; R];
+    let mut sr: [&[u8]; R] = [&[]; R];
+    for (r, &row) in rows.iter().enumerate() {
+        (rc[r], sr[r]) = row_slices(codes, scales, row, row_bytes, nkt);
+    }
     let full = row_bytes / 64;
     for c in 0..chunks {
-        let pairs = pair_scales(s, &sr, c);
+        // The block scales of this chunk of every row, two rows per 16-lane decode.
+        let mut sv = [s.avx._mm256_setzero_ps(); R];
+        let mut r = 0;
+        while r < R {
+            let b0 = u64::from_le_bytes(chunk_scales(sr[r], c));
+            let b1 = if r + 1 < R {
+                u64::from_le_bytes(chunk_scales(sr[r + 1], c))
+            } else {
+                0
+            };
+            let v: [__m256; 2] = pulp::cast(scales16_v4(s, b0, b1));
+            sv[r] = v[0];
+            if r + 1 < R {
+                sv[r + 1] = v[1];
+            }
+            r += 2;
+        }
         for r in 0..R {
             ahead(s.sse, rc[r], sr[r], c);
-            let bytes = chunk_bytes(rc[r], sr[r], c, full, &mut pad);
-            let sv: __m256 = pulp::cast::<_, [__m256; 2]>(pairs[r / 2])[r % 2];
+            let bytes = if c < full {
+                rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
+            } else {
+                chunk_of(rc[r], sr[r], c, &mut pad).0
+            };
+            let sv = sv[r];
             let v: __m512i = pulp::cast(*bytes);
             // Even positions (low nibbles), odd positions (high nibbles), offset codes.
             let ue = bw._mm512_shuffle_epi8(tbl, f._mm512_and_si512(v, m0f));
@@ -639,14 +617,37 @@ fn f32_pass_v4<const NB: usize, const R: usize>(
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     let mut acc = [[[f._mm512_setzero_ps(); 2]; NB]; R];
-    let (rc, sr) = rows_slices(codes, scales, rows, row_bytes, nkt);
+    let mut rc: [&[u8]; R] = [&[]; R];
+    let mut sr: [&[u8]; R] = [&[]; R];
+    for (r, &row) in rows.iter().enumerate() {
+        (rc[r], sr[r]) = row_slices(codes, scales, row, row_bytes, nkt);
+    }
     let full = row_bytes / 64;
     for c in 0..chunks {
-        let pairs = pair_scales(s, &sr, c);
+        // The block scales of this chunk of every row, two rows per 16-lane decode.
+        let mut sl = [f._mm512_setzero_ps(); R];
+        let mut r = 0;
+        while r < R {
+            let b0 = u64::from_le_bytes(chunk_scales(sr[r], c));
+            let b1 = if r + 1 < R {
+                u64::from_le_bytes(chunk_scales(sr[r + 1], c))
+            } else {
+                0
+            };
+            let v = scales16_v4(s, b0, b1);
+            sl[r] = f._mm512_permutexvar_ps(idx, v);
+            if r + 1 < R {
+                sl[r + 1] = f._mm512_permutexvar_ps(idx2, v);
+            }
+            r += 2;
+        }
         for r in 0..R {
             ahead(s.sse, rc[r], sr[r], c);
-            let bytes = chunk_bytes(rc[r], sr[r], c, full, &mut pad);
-            let sl = f._mm512_permutexvar_ps(if r % 2 == 0 { idx } else { idx2 }, pairs[r / 2]);
+            let bytes = if c < full {
+                rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
+            } else {
+                chunk_of(rc[r], sr[r], c, &mut pad).0
+            };
             let v: __m512i = pulp::cast(*bytes);
             // A loop, not `array::from_fn` (see `i8_rows_v3`).
             let mut ev = [f._mm512_setzero_ps(); 8];
@@ -660,8 +661,8 @@ fn f32_pass_v4<const NB: usize, const R: usize>(
                 for j in 0..8 {
                     blk[j % 2] = f._mm512_fmadd_ps(ev[j], xv[j], blk[j % 2]);
                 }
-                a[0] = f._mm512_fmadd_ps(blk[0], sl, a[0]);
-                a[1] = f._mm512_fmadd_ps(blk[1], sl, a[1]);
+                a[0] = f._mm512_fmadd_ps(blk[0], sl[r], a[0]);
+                a[1] = f._mm512_fmadd_ps(blk[1], sl[r], a[1]);
             }
         }
     }
