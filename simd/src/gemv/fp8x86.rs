@@ -159,35 +159,17 @@ fn rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         r1,
         ys,
     } = job;
-    let mut row = r0;
-    let live = if NB <= 2 { NB } else { nb.min(NB) };
-    while row < r1 {
-        store_rows(ys, r0, [row], &pass_v3::<F16C, NB, 1>(s, &w, xs, nb, [row]), live);
-        row += 1;
-    }
-}
-
-/// The rows `rows` (one per weight stream) against batch rows `min(nb, NB)`: `out[r][b]`.
-#[inline(always)]
-fn pass_v3<const F16C: bool, const NB: usize, const R: usize>(
-    s: pulp::x86::V3,
-    w: &Weights<'_>,
-    xs: &[f32],
-    nb: usize,
-    rows: [usize; R],
-) -> [[f32; NB]; R] {
     let nb = if NB <= 2 { NB } else { nb.min(NB) };
-    let mut out = [[0f32; NB]; R];
-    let Weights::Fp8 { k, codes, .. } = *w else {
-        return out;
+    let Weights::Fp8 { k, codes, .. } = w else {
+        return;
     };
     let (avx, fma) = (s.avx, s.fma);
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let mut buf = [0f32; CHUNK];
-    let mut acc = [[[avx._mm256_setzero_ps(); 4]; NB]; R];
-    for c in 0..chunks {
-        for (r, &row) in rows.iter().enumerate() {
+    for row in r0..r1 {
+        let mut acc = [[avx._mm256_setzero_ps(); 4]; NB];
+        for c in 0..chunks {
             let start = row * k + CHUNK * c;
             // A chunk is two cache lines.
             prefetch(s.sse, codes.as_ptr().wrapping_add(start + PF));
@@ -238,7 +220,7 @@ fn pass_v3<const F16C: bool, const NB: usize, const R: usize>(
                         pulp::cast(*bb)
                     }
                 };
-                for (b, a) in acc[r].iter_mut().enumerate().take(nb) {
+                for (b, a) in acc.iter_mut().enumerate().take(nb) {
                     let p = b * kc + CHUNK * c + 32 * blk;
                     let xr: &[f32; 32] = xs[p..p + 32].try_into().unwrap_or(&[0.0; 32]);
                     let xv: [__m256; 4] = pulp::cast(*xr);
@@ -248,15 +230,12 @@ fn pass_v3<const F16C: bool, const NB: usize, const R: usize>(
                 }
             }
         }
-    }
-    for ((o, ar), &row) in out.iter_mut().zip(&acc).zip(&rows) {
         let post = w.post(row);
-        for (b, a) in ar.iter().enumerate().take(nb) {
+        for (b, a) in acc.iter().enumerate().take(nb) {
             let t = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
-            o[b] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+            ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
         }
     }
-    out
 }
 
 /// AVX-512 row loop: one chunk (eight 16-lane vectors) at a time.
