@@ -422,30 +422,13 @@ fn rows_v4_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V4
         nb: nb.min(NB),
     };
     let mut sc = vec![0f32; 4 * (gp + 4)];
-    let mut row = r0;
-    if NB == 1 {
-        let q = (r1 - r0) / 4;
-        for i in 0..q {
-            let y = block_v4::<VNNI, G, NB, 4>(s, rs, super::stream_rows(r0, q, i), &mut sc);
-            for (b, yb) in y.iter().enumerate() {
-                for r in 0..4 {
-                    ys[b][r * q + i] = yb[r];
-                }
-            }
-        }
-        row = r0 + 4 * q;
-    } else if NB <= 2 {
-        // Two weight streams far apart: the first and the second half of the block.
-        let q = (r1 - r0) / 2;
-        for i in 0..q {
-            let y = block_v4::<VNNI, G, NB, 2>(s, rs, super::stream_rows(r0, q, i), &mut sc);
-            for (b, yb) in y.iter().enumerate() {
-                ys[b][i] = yb[0];
-                ys[b][q + i] = yb[1];
-            }
-        }
-        row = r0 + 2 * q;
-    }
+    // Several weight streams far apart (see the module docs): four for one batch row, two
+    // for two.
+    let mut row = match NB {
+        1 => stream_passes::<VNNI, G, NB, 4>(s, rs, r0, r1, ys, &mut sc),
+        2 => stream_passes::<VNNI, G, NB, 2>(s, rs, r0, r1, ys, &mut sc),
+        _ => r0,
+    };
     while row < r1 {
         let y = block_v4::<VNNI, G, NB, 1>(s, rs, [row], &mut sc);
         for (b, yb) in y.iter().enumerate().take(rs.nb) {
@@ -453,6 +436,30 @@ fn rows_v4_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V4
         }
         row += 1;
     }
+}
+
+/// The passes of `R` weight streams over the row block `r0..r1` (`NB <= 2` batch rows, all
+/// live): pass `i` takes row `i` of each of the block's `R` parts. Returns the first row left
+/// for single-row passes.
+#[inline(always)]
+fn stream_passes<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
+    s: pulp::x86::V4,
+    rs: Rows<'_>,
+    r0: usize,
+    r1: usize,
+    ys: &mut [&mut [f32]],
+    sc: &mut [f32],
+) -> usize {
+    let q = (r1 - r0) / R;
+    for i in 0..q {
+        let y = block_v4::<VNNI, G, NB, R>(s, rs, super::stream_rows(r0, q, i), sc);
+        for (b, yb) in y.iter().enumerate() {
+            for (r, &v) in yb.iter().enumerate() {
+                ys[b][r * q + i] = v;
+            }
+        }
+    }
+    r0 + R * q
 }
 
 /// Weight rows `rows` (one per weight stream) against the live batch rows: `out[b][r]`.
