@@ -116,9 +116,10 @@ fn meets(desc: &TensorDesc, p: &[u8], x: &[f32], nb: usize, got: &[f32], want: &
     }
 }
 
-/// An FP32 `[n, chunks * 128]` tensor holding the decoded weights of a Q4/Q5 `[n, k]` tensor
-/// with each chunk's positions in the table order of the weight kind `kind` (zero past `k`).
-fn table_order_fp32(kind: u8, desc: &TensorDesc, p: &[u8]) -> (TensorDesc, Vec<u8>) {
+/// An FP32 `[n, chunks * 128]` tensor holding the decoded weights of a row-split `[n, k]`
+/// tensor with each chunk's positions in the staged order `order` (zero past `k`; see
+/// `f32x86::table_position`).
+fn table_order_fp32(order: u8, desc: &TensorDesc, p: &[u8]) -> (TensorDesc, Vec<u8>) {
     let (n, k) = (desc.shape()[0], desc.shape()[1]);
     let kc = k.div_ceil(128) * 128;
     let mut wd = vec![0f32; n * k];
@@ -126,9 +127,10 @@ fn table_order_fp32(kind: u8, desc: &TensorDesc, p: &[u8]) -> (TensorDesc, Vec<u
     let mut out = Vec::with_capacity(4 * n * kc);
     for row in 0..n {
         for c in 0..kc / 128 {
-            for t in 0..8 {
-                for l in 0..16 {
-                    let pos = 128 * c + f32x86::table_position(kind, t, l);
+            let lanes = f32x86::order_lanes(order);
+            for t in 0..128 / lanes {
+                for l in 0..lanes {
+                    let pos = 128 * c + f32x86::table_position(order, t, l);
                     let v = if pos < k { wd[row * k + pos] } else { 0.0 };
                     out.extend_from_slice(&v.to_le_bytes());
                 }
@@ -351,7 +353,22 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         let got = outputs(n, nb, |ys| {
             Simd::vectorize(s, f32x86::FastV3(s, fast(f32_op(w, &xs, nb, ys))))
         });
-        same(&got, &want, &format!("V3 F32 {ctx}"));
+        if matches!(
+            desc.format(),
+            Format::Q4G64F16S | Format::Q5G64F16S | Format::Q6G64F16S
+        ) {
+            // The AVX2 row-split kernels sum in their staged order (`f32x86::SPLIT_V3`): the
+            // generic kernel on the decoded weights and the activations permuted into it.
+            let order = f32x86::SPLIT_V3;
+            let (pd, pp) = table_order_fp32(order, desc, p);
+            let pw = Weights::new(&pd, &pp).unwrap();
+            let xp = f32x86::table_order(order, &xs);
+            let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(pw, &xp, nb, ys)));
+            same(&got, &want, &format!("V3 F32 (staged order) {ctx}"));
+            meets(desc, p, &x, nb, &got, &want, false, &format!("V3 F32 {ctx}"));
+        } else {
+            same(&got, &want, &format!("V3 F32 {ctx}"));
+        }
         if grouped {
             let want = outputs(n, nb, |ys| {
                 Simd::vectorize(
