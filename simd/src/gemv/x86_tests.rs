@@ -338,6 +338,35 @@ fn fp8_fast_paths_equal_the_generic_kernel_bit_for_bit() {
     }
 }
 
+/// The AVX2 F16C route multiplies the activations by 2^8 (its weights are `w * 2^-8`): still
+/// bit-identical to the generic kernel at the edges of that exactness (subnormal activations,
+/// |x| just below 2^120, and from 2^120 up, where the call takes the integer route instead).
+#[test]
+fn fp8_f16c_route_stays_bit_identical_at_extreme_activations() {
+    let Some(s) = pulp::x86::V3::try_new() else {
+        println!("SKIPPED: AVX2 FP8 extreme activations: this CPU has no AVX2");
+        return;
+    };
+    let (n, k) = (7, 256);
+    let (desc, p) = fp8(n, k, 3, false);
+    let w = Weights::new(&desc, &p).unwrap();
+    for big in [1.5 * 2f32.powi(119), 2f32.powi(120), f32::MAX, f32::INFINITY] {
+        let mut xs: Vec<f32> = (0..k).map(|i| [1e-40, -3e-39, 0.5, -2.0][i % 4]).collect();
+        xs[5] = big;
+        let want = outputs(n, 1, |ys| Simd::vectorize(s, f32_op(w, &xs, 1, ys)));
+        let got = outputs(n, 1, |ys| {
+            Simd::vectorize(s, fp8x86::FastV3(s, fast(f32_op(w, &xs, 1, ys))))
+        });
+        same(&got, &want, &format!("V3 FP8 F32, x[5] = {big:e}"));
+        if big < f32::MAX {
+            assert!(
+                want.iter().any(|y| y.is_finite()),
+                "x[5] = {big:e}: no finite output"
+            );
+        }
+    }
+}
+
 /// The row-split F32 and I8 fast paths (and the BF16/FP32 F32 one) against the generic kernels
 /// on the same token, bit for bit, for every batch size (each is its own monomorphised kernel).
 fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
