@@ -33,16 +33,20 @@ use crate::weights::{Post, Weights, CHUNK};
 use crate::I8_BLOCK;
 
 /// Quantized activations of `nb` rows: per chunk 128 codes and the step of each 16-position
-/// sub-block (the step of the 32-block holding it), plus two derived forms the x86 fast path
-/// shares across all rows (see `gemv/i8x86.rs`).
+/// sub-block (the step of the 32-block holding it), plus two derived forms the NVFP4 x86 fast
+/// paths share across all rows and threads (see `gemv/nvfp4x86.rs`).
 pub(crate) struct QuantAct {
     pub(crate) chunks: usize,
     pub(crate) xq: Vec<[i8; CHUNK]>,
     pub(crate) dsub: Vec<[f32; 8]>,
-    /// Lane l: `-offset * (xq[4l] + xq[4l + 1] + xq[4l + 2] + xq[4l + 3])`, the exact integer
-    /// correction of a dot product with codes offset by `+offset` (empty when `offset` is 0).
+    /// The codes of each chunk split into even positions then odd positions (the order of the
+    /// low and high nibbles of 64 NVFP4 code bytes; empty when `offset` is 0).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    pub(crate) corr: Vec<[i32; CHUNK / 4]>,
+    pub(crate) split: Vec<[i8; CHUNK]>,
+    /// Lane l: `-offset * (xq[8l] + .. + xq[8l + 7])`, the exact integer correction of a dot
+    /// product with codes offset by `+offset` (empty when `offset` is 0).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) corr: Vec<[i32; CHUNK / 8]>,
 }
 
 /// Quantize `nb` activation rows of length `k` (row-major in `x`), see the module docs.
@@ -77,19 +81,26 @@ pub(crate) fn quantize(
             }
         }
     }
-    let corr = if offset == 0 {
-        Vec::new()
+    let (split, corr) = if offset == 0 {
+        (Vec::new(), Vec::new())
     } else {
-        xq.iter()
+        let split = xq
+            .iter()
+            .map(|c| core::array::from_fn(|i| if i < 64 { c[2 * i] } else { c[2 * (i - 64) + 1] }))
+            .collect();
+        let corr = xq
+            .iter()
             .map(|c| {
-                core::array::from_fn(|l| -offset * c[4 * l..4 * l + 4].iter().map(|&v| v as i32).sum::<i32>())
+                core::array::from_fn(|l| -offset * c[8 * l..8 * l + 8].iter().map(|&v| v as i32).sum::<i32>())
             })
-            .collect()
+            .collect();
+        (split, corr)
     };
     Ok(QuantAct {
         chunks,
         xq,
         dsub,
+        split,
         corr,
     })
 }

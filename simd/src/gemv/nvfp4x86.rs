@@ -2,10 +2,10 @@
 //! profiles: the E2M1 nibbles are decoded in registers straight from the row bytes.
 //!
 //! **Nibble order.** Byte j of a row holds position 2j in its low nibble and 2j + 1 in its high
-//! nibble (layouts.md). AVX2 zero-extends the bytes to 16-bit words and moves the high nibble to
-//! the word's high byte (`(v & 0x0f) | ((v << 4) & 0x0f00)`): one nibble per byte in position
-//! order. AVX-512 keeps the nibbles where they are and reorders the activations instead, once
-//! per call and thread (see below).
+//! nibble (layouts.md). The AVX2 `F32` kernel zero-extends the bytes to 16-bit words and moves
+//! the high nibble to the word's high byte (`(v & 0x0f) | ((v << 4) & 0x0f00)`): one nibble per
+//! byte in position order. The `I8` kernels and the AVX-512 `F32` one keep the nibbles where
+//! they are and reorder the activations instead, once per call (see below).
 //!
 //! **Scales.** The E4M3FN block scale of sub-block `kb` of row n sits at
 //! `scale_index(n, kb, nkt) = base(n) + (kb / 4) * 512 + kb % 4`: the four scales of one
@@ -23,22 +23,23 @@
 //! (an integer in `[0, 24]`), so `maddubs(u, xq)` does not saturate (`2 * 24 * 127 < 2^15`),
 //! and an exact correction `-12 * sum xq` makes every i32 lane an exact `sum 2 e2m1 xq`.
 //!
-//! - AVX2 (`V3`, and `V3_512b`, whose generic I8 kernel is the AVX2 one): i32 lanes of 4
-//!   positions with the correction lanes of [`super::i8::QuantAct::corr`] (offset 12); the
-//!   float part is [`super::i8::V3I8`]'s operation for operation (`s_sub * d_b` rounded once,
-//!   one FMA per 32 positions into the same accumulators, the same reduction, `* 0.5`, `/ d_w`):
-//!   bit-identical to the generic kernel.
-//! - AVX-512 (`V4`): the 64 code bytes of a chunk in one register; the low nibbles (even
-//!   positions) and the high nibbles (odd positions) are two `pshufb`s, dotted with the
-//!   activation codes split the same way (per call and thread, [`split_pairs`]), both into the
-//!   same i32 lanes: lane l is exactly `sum 2 e2m1 xq` over positions `8l .. 8l + 7` (one
-//!   sub-block, one activation block). VNNI: two `vpdpbusd` from the correction lanes;
-//!   without: two `maddubs` summed in i16 (at most `4 * 24 * 127 < 2^15`) and one `madd`.
-//!   Then one FMA per chunk with `s_sub * d_b` (rounded once) per lane, pulp's fixed 16-lane
-//!   reduction, `* 0.5`, `/ d_w`. Each lane term is an exact integer times one rounded product,
-//!   folded by one rounded multiply-add, as in the generic kernel, so the derivation of
-//!   [`crate::criteria::C_I8`] applies unchanged (the grouping of the additions differs; the
-//!   VNNI and `maddubs` variants are bit-identical to each other).
+//! - AVX2 (`V3`, and `V3_512b`, whose generic I8 kernel is the AVX2 one) and AVX-512 (`V4`)
+//!   alike keep the nibbles where they are: the low nibbles (even positions) and the high
+//!   nibbles (odd positions) of the code bytes are two `pshufb`s, dotted with the activation
+//!   codes split the same way (once per call, `QuantAct::split`), both into the same i32
+//!   lanes: lane l is exactly `sum 2 e2m1 xq` over positions `8l .. 8l + 7` of the 64 (AVX2:
+//!   per 32 code bytes) or 128 (AVX-512: the whole chunk) positions (one sub-block, one
+//!   activation block), with the correction lanes `QuantAct::corr`. VNNI: two `vpdpbusd` from
+//!   the correction lanes; without: two `maddubs` summed in i16 (at most `4 * 24 * 127 <
+//!   2^15`) and one `madd`. Then one FMA per 8 positions with `s_sub * d_b` (rounded once) per
+//!   lane, a fixed reduction, `* 0.5`, `/ d_w`. Each lane term is an exact integer times one
+//!   rounded product, folded by one rounded multiply-add, as in the generic kernel, so the
+//!   derivation of [`crate::criteria::C_I8`] applies unchanged (the grouping of the additions
+//!   differs: tested against the criterion; the VNNI and `maddubs` variants, and the AVX2 F16C
+//!   and integer scale routes, are bit-identical to each other). On AVX2 this replaced a
+//!   kernel that moved each nibble into position order (5 more instructions per 32 positions)
+//!   and did one float step per 4 positions: one thread, cache-resident, 18.4 -> 25.9 G
+//!   weights/s.
 //!
 //! **`F32` profile.**
 //!
@@ -232,23 +233,25 @@ fn i8_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: I8Job
     };
     let QuantAct {
         chunks,
-        xq,
         dsub,
-        corr,
+        split: xsplit,
+        corr: corr8,
         ..
     } = act;
     let chunks = *chunks;
     let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
     let tbl: __m256i = pulp::cast([U_TBL, U_TBL]);
+    let m0f = avx._mm256_set1_epi8(0x0f);
     let ones = avx._mm256_set1_epi16(1);
-    let idx: [__m256i; 4] = core::array::from_fn(|blk| {
-        let (a, b) = (2 * blk as i32, 2 * blk as i32 + 1);
-        avx._mm256_setr_epi32(a, a, a, a, b, b, b, b)
-    });
+    // Lane l of half h holds positions 64 h + 8 l .. + 7: sub-block 4 h + l / 2.
+    let idx = [
+        avx._mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3),
+        avx._mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7),
+    ];
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     for row in r0..r1 {
-        let mut acc = [[avx._mm256_setzero_ps(); 4]; NB];
+        let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
             ahead(s.sse, rc, sr, c);
@@ -258,28 +261,35 @@ fn i8_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: I8Job
             } else {
                 scales_v3(s, sbytes)
             };
-            // Loops, not `array::from_fn`: a closure there is not inlined into the
-            // `target_feature` context.
-            let mut u = [avx._mm256_setzero_si256(); 4];
-            for (j, u) in u.iter_mut().enumerate() {
-                *u = avx2._mm256_shuffle_epi8(tbl, nibbles_v3(s, &bytes[16 * j..]));
+            // Half h: even positions (low nibbles), odd positions (high nibbles), offset codes.
+            let hv: [__m256i; 2] = pulp::cast(*bytes);
+            let mut ue = [avx._mm256_setzero_si256(); 2];
+            let mut uo = [avx._mm256_setzero_si256(); 2];
+            for h in 0..2 {
+                ue[h] = avx2._mm256_shuffle_epi8(tbl, avx2._mm256_and_si256(hv[h], m0f));
+                let hi = avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(hv[h]), m0f);
+                uo[h] = avx2._mm256_shuffle_epi8(tbl, hi);
             }
             for (b, a) in acc.iter_mut().enumerate().take(nb) {
                 let i = b * chunks + c;
-                let xv: [__m256i; 4] = pulp::cast(xq[i]);
-                let cv: [__m256i; 4] = pulp::cast(corr[i]);
+                // Even positions of halves 0, 1, then odd positions of halves 0, 1.
+                let xv: [__m256i; 4] = pulp::cast(xsplit[i]);
+                let cv: [__m256i; 2] = pulp::cast(corr8[i]);
                 let sd = avx._mm256_mul_ps(sv, pulp::cast(dsub[i]));
-                for blk in 0..4 {
-                    let p = avx2._mm256_maddubs_epi16(u[blk], xv[blk]);
-                    let m = avx2._mm256_add_epi32(avx2._mm256_madd_epi16(p, ones), cv[blk]);
-                    // i32 lanes 0..3: sub-block 2 blk, lanes 4..7: sub-block 2 blk + 1.
-                    let sc = avx2._mm256_permutevar8x32_ps(sd, idx[blk]);
-                    a[blk] = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(m), sc, a[blk]);
+                for h in 0..2 {
+                    // No i16 overflow: |each maddubs lane| <= 2 * 24 * 127, the sum twice that.
+                    let p = avx2._mm256_add_epi16(
+                        avx2._mm256_maddubs_epi16(ue[h], xv[h]),
+                        avx2._mm256_maddubs_epi16(uo[h], xv[2 + h]),
+                    );
+                    let m = avx2._mm256_add_epi32(avx2._mm256_madd_epi16(p, ones), cv[h]);
+                    let sc = avx2._mm256_permutevar8x32_ps(sd, idx[h]);
+                    a[h] = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(m), sc, a[h]);
                 }
             }
         }
         for (b, a) in acc.iter().enumerate().take(nb) {
-            let t = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
+            let t = avx._mm256_add_ps(a[0], a[1]);
             ys[b][row - r0] = post.apply(tree8(pulp::cast(t)) * 0.5);
         }
     }
@@ -320,8 +330,7 @@ fn i8_rows_v4_impl_nb<const VNNI: bool, const NB: usize>(s: pulp::x86::V4, job: 
         r1,
         ys,
     } = job;
-    let (xsplit, corr8) = split_pairs(&act.xq);
-    let (xsplit, corr8) = (&xsplit[..], &corr8[..]);
+    let (xsplit, corr8) = (&act.split[..], &act.corr[..]);
     let mut row = r0;
     if NB == 1 {
         let q = (r1 - r0) / 4;
@@ -443,25 +452,6 @@ fn i8_pass_v4<const VNNI: bool, const NB: usize, const R: usize>(
         }
     }
     out
-}
-
-/// The activation codes of each chunk split into even positions then odd positions (the
-/// order of the low and high nibbles of 64 code bytes), and per 8 positions the correction
-/// `-OFFSET * (xq[8l] + .. + xq[8l + 7])`. Made once per call per thread.
-fn split_pairs(xq: &[[i8; CHUNK]]) -> (Vec<[i8; CHUNK]>, Vec<[i32; CHUNK / 8]>) {
-    let split = xq
-        .iter()
-        .map(|c| core::array::from_fn(|i| if i < 64 { c[2 * i] } else { c[2 * (i - 64) + 1] }))
-        .collect();
-    let corr = xq
-        .iter()
-        .map(|c| {
-            core::array::from_fn(|l| {
-                -(OFFSET as i32) * c[8 * l..8 * l + 8].iter().map(|&v| v as i32).sum::<i32>()
-            })
-        })
-        .collect();
-    (split, corr)
 }
 
 /// The `F32` AVX2 row loop: four 8-lane pre-weight vectors per 32 positions, fed to the
