@@ -10,7 +10,9 @@
 //!   bytes (Q4: the raw nibbles; Q5/Q6: the signed code bytes of the register decode) with one
 //!   left and one arithmetic right shift instead of widening 8 bytes at a time (Q4 one thread,
 //!   cache-resident, 14.8 -> 17.0 G weights/s; Q5/Q6 unchanged, measured);
-//! - BF16: 16-bit words zero-extended to 32 bits and shifted left by 16 (exact);
+//! - BF16: 16-bit words zero-extended to 32 bits and shifted left by 16 (exact); on AVX2 32
+//!   bytes at a time, the even positions shifted left by 16 and the odd ones masked in place
+//!   (staged order [`BF16_V3`]; one thread, cache-resident, 13.5 -> 14.3 G weights/s);
 //! - FP32: the words themselves.
 //!
 //! The arithmetic after that is the generic kernel's ([`super::f32`]) operation for operation:
@@ -34,9 +36,10 @@
 //! four *adjacent* rows per pass (fine at K = 8192, half the bandwidth at K = 2048, where the
 //! rows are 4 KiB apart).
 //!
-//! On AVX2 (16 vector registers) two streams, not four, and only for W8, BF16 and FP32 (one
-//! thread, 8192x8192 from memory, G weights/s: W8 8.1 -> 9.4, BF16 5.5 -> 6.0, FP32 4.1 -> 5.2;
-//! Q4 12.4 -> 11.9, slower, so the row-split Q4/Q5/Q6 kernels keep one row per pass).
+//! On AVX2 (16 vector registers) two streams for W8 and FP32, four for BF16, one for the
+//! row-split Q4/Q5/Q6 kernels (one thread, 8192x8192 from memory, G weights/s, one stream ->
+//! two: W8 8.1 -> 9.4, BF16 5.5 -> 6.0, FP32 4.1 -> 5.2; Q4 12.4 -> 11.9, slower; BF16 two ->
+//! four, two alternations: 5.7/5.1 -> 7.6/7.2; W8 and FP32 two -> four: slower).
 
 use core::arch::x86_64::{__m256, __m256i, __m512, __m512i};
 
@@ -342,9 +345,14 @@ const Q5_CODES: [f32; 32] = [
 /// chunk's 32-position block `j / 4` (see [`pass_v3`]).
 pub(crate) const SPLIT_V3: u8 = 2;
 
-/// Lanes per vector of a staged order ([`Q4_TABLE`], [`Q5_TABLE`], [`SPLIT_V3`]).
+/// The staged order of the AVX2 BF16 kernel (8 lanes): vector `j` (0..16), lane `l` holds
+/// position `16 (j / 2) + 2 l + j % 2`: 32 bytes of words hold 16 positions, the low half of
+/// each 32-bit lane (shifted left by 16) the even ones, the high half (masked) the odd ones.
+pub(crate) const BF16_V3: u8 = 3;
+
+/// Lanes per vector of a staged order ([`Q4_TABLE`], [`Q5_TABLE`], [`SPLIT_V3`], [`BF16_V3`]).
 pub(crate) const fn order_lanes(order: u8) -> usize {
-    if order == SPLIT_V3 {
+    if order == SPLIT_V3 || order == BF16_V3 {
         8
     } else {
         16
@@ -356,6 +364,8 @@ pub(crate) const fn order_lanes(order: u8) -> usize {
 pub(crate) const fn table_position(order: u8, j: usize, l: usize) -> usize {
     if order == Q4_TABLE {
         4 * l + j / 2 + 64 * (j % 2)
+    } else if order == BF16_V3 {
+        16 * (j / 2) + 2 * l + j % 2
     } else {
         // A block of `4 * lanes` positions per four vectors; byte `j % 4` of each 32-bit lane.
         4 * order_lanes(order) * (j / 4) + 4 * l + j % 4
@@ -390,8 +400,8 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
 }
 
 /// One weight kind `KIND`, batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`). With one
-/// batch row and W8, BF16 or FP32 weights, two weight streams far apart per pass (as
-/// [`rows_v4_impl`] does with four; AVX2 has half the vector registers).
+/// batch row, weight streams far apart per pass as [`rows_v4_impl`] does: four for BF16, two
+/// for W8 and FP32 (AVX2 has half the vector registers; see the module docs).
 #[inline(always)]
 fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     let F32Job {
@@ -403,19 +413,30 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         ys,
     } = job;
     let gp = grouped_parts(&w).3;
-    let mut sc = vec![0f32; 2 * gp];
+    let mut sc = vec![0f32; 4 * gp];
     // The row-split Q4/Q5/Q6 kernels read the activations in their staged order.
     let xp: Vec<f32>;
     let xs = if KIND < 3 {
         xp = table_order(SPLIT_V3, xs);
         &xp[..]
+    } else if KIND == BF16 {
+        xp = table_order(BF16_V3, xs);
+        &xp[..]
     } else {
         xs
     };
     let mut row = r0;
-    // Two streams helped W8/BF16/FP32 from memory and slowed the Q4 decode (16 vector
-    // registers; measured, see the module docs).
-    if NB == 1 && KIND >= 3 {
+    // Streams: four for BF16, two for W8/FP32, none for the row-split decode (measured, see
+    // the module docs).
+    if NB == 1 && KIND == BF16 {
+        let q = (r1 - r0) / 4;
+        for i in 0..q {
+            let rows = stream_rows::<4>(r0, q, i);
+            let y = pass_v3::<KIND, 1, 4>(s, &w, xs, nb, rows, &mut sc);
+            store_rows(ys, r0, rows, &y, 1);
+        }
+        row = r0 + 4 * q;
+    } else if NB == 1 && KIND >= 3 {
         let q = (r1 - r0) / 2;
         for i in 0..q {
             let rows = stream_rows::<2>(r0, q, i);
@@ -481,6 +502,15 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
             } else {
                 if !direct {
                     w.pre_chunk(row, c, &mut buf);
+                    if KIND == BF16 {
+                        // The activations are in the staged order: the partial chunk too.
+                        let nat = buf;
+                        for (j, o) in buf.chunks_exact_mut(8).enumerate() {
+                            for (l, v) in o.iter_mut().enumerate() {
+                                *v = nat[table_position(BF16_V3, j, l)];
+                            }
+                        }
+                    }
                 }
                 [zi; 4]
             };
@@ -506,12 +536,15 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
                     }
                     wv
                 } else if KIND == BF16 && direct {
+                    // Staged order `BF16_V3`: the even positions of 16 words, then the odd ones.
                     let p = 2 * (row * k + CHUNK * c + 32 * blk);
                     let rb = &words[p..p + 64];
+                    let hi = avx._mm256_set1_epi32(0xffff_0000u32 as i32);
                     let mut wv = [avx._mm256_setzero_ps(); 4];
-                    for (j, o) in wv.iter_mut().enumerate() {
-                        let v: __m128i = ld(&rb[16 * j..16 * j + 16]);
-                        *o = pulp::cast(avx2._mm256_slli_epi32::<16>(avx2._mm256_cvtepu16_epi32(v)));
+                    for h in 0..2 {
+                        let v: __m256i = ld(&rb[32 * h..32 * h + 32]);
+                        wv[2 * h] = pulp::cast(avx2._mm256_slli_epi32::<16>(v));
+                        wv[2 * h + 1] = pulp::cast(avx2._mm256_and_si256(v, hi));
                     }
                     wv
                 } else if KIND == FP32 && direct {

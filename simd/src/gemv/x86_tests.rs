@@ -383,13 +383,15 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         let got = outputs(n, nb, |ys| {
             Simd::vectorize(s, f32x86::FastV3(s, fast(f32_op(w, &xs, nb, ys))))
         });
-        if matches!(
-            desc.format(),
-            Format::Q4G64F16S | Format::Q5G64F16S | Format::Q6G64F16S
-        ) {
-            // The AVX2 row-split kernels sum in their staged order (`f32x86::SPLIT_V3`): the
-            // generic kernel on the decoded weights and the activations permuted into it.
-            let order = f32x86::SPLIT_V3;
+        let staged = match desc.format() {
+            Format::Q4G64F16S | Format::Q5G64F16S | Format::Q6G64F16S => Some(f32x86::SPLIT_V3),
+            Format::Bf16 => Some(f32x86::BF16_V3),
+            _ => None,
+        };
+        if let Some(order) = staged {
+            // The AVX2 row-split and BF16 kernels sum in their staged orders
+            // (`f32x86::SPLIT_V3`, `BF16_V3`): the generic kernel on the decoded weights and
+            // the activations permuted into it.
             let (pd, pp) = table_order_fp32(order, desc, p);
             let pw = Weights::new(&pd, &pp).unwrap();
             let xp = f32x86::table_order(order, &xs);
