@@ -664,7 +664,13 @@ fn f32_rows_v4_nb<const NB: usize>(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
             }
             row += 128;
         } else {
-            store_rows(ys, r0, [row], &f32_pass_v4::<false, NB, 1>(s, &w, &xp, nb, [row]), nbl);
+            store_rows(
+                ys,
+                r0,
+                [row],
+                &f32_pass_v4::<false, NB, 1>(s, &w, &xp, nb, [row]),
+                nbl,
+            );
             row += 1;
         }
     }

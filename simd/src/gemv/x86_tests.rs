@@ -339,7 +339,8 @@ fn fp8_fast_paths_equal_the_generic_kernel_bit_for_bit() {
     }
 }
 
-/// The AVX2 F16C route multiplies the activations by 2^8 (its weights are `w * 2^-8`): still
+/// The AVX2 F16C route and the AVX-512 kernel multiply the activations by 2^8 (their weights
+/// are `w * 2^-8`): still
 /// bit-identical to the generic kernel at the edges of that exactness (subnormal activations,
 /// |x| just below 2^120, and from 2^120 up, where the call takes the integer route instead).
 #[test]
@@ -359,6 +360,14 @@ fn fp8_f16c_route_stays_bit_identical_at_extreme_activations() {
             Simd::vectorize(s, fp8x86::FastV3(s, fast(f32_op(w, &xs, 1, ys))))
         });
         same(&got, &want, &format!("V3 FP8 F32, x[5] = {big:e}"));
+        if let Some(s4) = pulp::x86::V4::try_new() {
+            // The AVX-512 kernel scales the same way (`fp8x86::rows_v4`).
+            let want = outputs(n, 1, |ys| Simd::vectorize(s4, f32_op(w, &xs, 1, ys)));
+            let got = outputs(n, 1, |ys| {
+                Simd::vectorize(s4, fp8x86::FastV4(s4, fast(f32_op(w, &xs, 1, ys))))
+            });
+            same(&got, &want, &format!("V4 FP8 F32, x[5] = {big:e}"));
+        }
         if big < f32::MAX {
             assert!(
                 want.iter().any(|y| y.is_finite()),
