@@ -15,7 +15,8 @@
 //!   medians of 5 alternations, G weights/s: cache-resident 12.3 -> 14.1, 8192x8192 from memory
 //!   10.8 -> 12.7; the AVX2 F16C route does the same).
 //!
-//! The pre-weights are therefore exactly the generic decoder's, the FMAs run in the generic
+//! The pre-weights are therefore exactly the generic decoder's (or those times 2^-8, met by the
+//! activations times 2^8: the same exact products), the FMAs run in the generic
 //! kernel's order ([`super::f32`]) and the BF16 row scale is applied once per output by the same
 //! [`crate::weights::Post`] step, so the result is bit-identical to the generic kernel (where a NaN weight
 //! makes the output a NaN, its payload may differ on AVX-512) and the `F32` criterion's
