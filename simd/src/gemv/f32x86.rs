@@ -5,8 +5,8 @@
 //! - row-split: the codes come from the I8 fast path's register decode (`i8x86`), minus the
 //!   offset, sign-extended to i32, converted (exact) and multiplied by the group scale (exact:
 //!   `s * q` is the weight, section 6.2). Exceptions, each summing in its own staged order (see
-//!   below): the AVX-512 Q4/Q5 table kernels ([`Q4_TABLE`], [`Q5_TABLE`]) and Q6 shift kernel
-//!   ([`Q6_SHIFT`]), and on AVX2 the
+//!   below): the AVX-512 Q4/Q5 table kernels ([`Q4_TABLE`], [`Q5_TABLE`]) and Q6/W8 shift
+//!   kernels ([`Q6_SHIFT`], [`W8_SHIFT`]), and on AVX2 the
 //!   Q4/Q5/Q6 kernels ([`SPLIT_V3`]), which take field `j` of every 32-bit lane of the code
 //!   bytes (Q4: the raw nibbles; Q5/Q6: the signed code bytes of the register decode) with one
 //!   left and one arithmetic right shift instead of widening 8 bytes at a time (Q4 one thread,
@@ -155,7 +155,7 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
     let xs = if KIND <= Q5_TABLE {
         xp = table_order(KIND, xs);
         &xp[..]
-    } else if KIND == Q6_SHIFT {
+    } else if KIND == Q6_SHIFT || KIND == W8_SHIFT {
         xp = table_order(Q5_TABLE, xs);
         &xp[..]
     } else {
@@ -250,18 +250,30 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                     }
                 }
                 wv
-            } else if KIND == Q6_SHIFT {
-                // Q6 in the Q5 table order: field t of each 32-bit lane of the signed code
+            } else if KIND == Q6_SHIFT || KIND == W8_SHIFT {
+                // Q6/W8 in the Q5 table order: field t of each 32-bit lane of the signed code
                 // bytes of half h, sign-extended by two shifts.
-                let cb = 96;
+                let g = grouped(KIND);
+                let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
                 super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
-                let u = decode_v4(s, Grouped::Q6, &codes[at..at + cb]);
-                let o = f._mm512_set1_epi8(32);
+                let u = decode_v4(s, g, &codes[at..at + cb]);
+                let o = f._mm512_set1_epi8(offset(g));
                 let mut wv = [f._mm512_setzero_ps(); 8];
                 for h in 0..2 {
-                    let sg = f._mm512_set1_ps(sc[r * gp + 2 * c + h]);
-                    let q = bw._mm512_sub_epi8(u[h], o);
+                    // Q6: one group per half; W8: lanes 0..8 group 2h, lanes 8..16 group 2h + 1.
+                    let sg = if KIND == W8_SHIFT {
+                        let i = r * gp + 4 * c + 2 * h;
+                        let (lo, hi) = (f._mm512_set1_ps(sc[i]), f._mm512_set1_ps(sc[i + 1]));
+                        f._mm512_mask_blend_ps(0xff00, lo, hi)
+                    } else {
+                        f._mm512_set1_ps(sc[r * gp + 2 * c + h])
+                    };
+                    let q = if KIND == W8_SHIFT {
+                        u[h]
+                    } else {
+                        bw._mm512_sub_epi8(u[h], o)
+                    };
                     let qi = [
                         f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<24>(q)),
                         f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<16>(q)),
@@ -368,6 +380,12 @@ const Q5_TABLE: u8 = 1;
 /// 128-bit extract (one thread, cache-resident, 11.6 -> 12.7 G weights/s; from memory within
 /// the run-to-run swing). Tested as the table kernels are.
 const Q6_SHIFT: u8 = 2;
+
+/// W8 the same way as [`Q6_SHIFT`] (its codes are the signed bytes themselves; two groups per
+/// 64-byte half, so the scale vector holds the two groups' scales in its low and high lanes).
+/// Medians of 5 alternations, G weights/s: one thread cache-resident 14.9 -> 15.7, two threads
+/// 8192x8192 from memory 17.0 -> 19.9.
+const W8_SHIFT: u8 = 3;
 
 /// The signed Q5 code of each offset code `u'` (`q = u' - 16`) as f32, in two 16-entry halves.
 const Q5_CODES: [f32; 32] = [

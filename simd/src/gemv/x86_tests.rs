@@ -438,8 +438,8 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         });
         let table = match desc.format() {
             Format::Q4G64F16S => Some(0),
-            // Q6 takes its codes in the Q5 table order (`f32x86::Q6_SHIFT`).
-            Format::Q5G64F16S | Format::Q6G64F16S => Some(1),
+            // Q6 and W8 take their codes in the Q5 table order (`f32x86::Q6_SHIFT`).
+            Format::Q5G64F16S | Format::Q6G64F16S | Format::W8G32F16S => Some(1),
             _ => None,
         };
         if let Some(kind) = table {
