@@ -99,8 +99,9 @@
 //! - the `I8` row-split kernels read only the activation codes and block steps (1.1 bytes per
 //!   position, L1-resident at K = 8192) and make the offset corrections in registers;
 //! - **weight streams far apart**: with one activation row, a thread's row block is cut into
-//!   four contiguous parts (AVX-512 `F32` and `I8`, NVFP4, FP8; two on AVX2 `F32`; two on
-//!   AVX-512 `I8` for two activation rows) and each pass does one row of each part, sharing the
+//!   four contiguous parts (AVX-512 `F32` and `I8`, NVFP4, FP8, AVX2 BF16; two on AVX2 W8 and
+//!   FP32 `F32` and NVFP4 `I8`; two on AVX-512 `I8` for two activation rows) and each pass does
+//!   one row of each part, sharing the
 //!   activation loads. On this project's machine one sequential stream per thread left most of
 //!   the bandwidth unused whenever the kernel did real work per byte, and two *adjacent* rows per
 //!   pass did not help (measured, 8192x8192 from memory, one thread: BF16 11 -> 22 GB/s, FP32
@@ -111,9 +112,22 @@
 //!   (Q5: `permutex2var`) of the group's `q * s` table per 16 weights, activations staged in
 //!   that order (per thread, from memory: Q4 15.5 -> 25.7, Q5 12.0 -> 16-17 G weights/s; they
 //!   sum in their own order, see `gemv/f32x86.rs`);
+//! - the other row-split `F32` kernels take field `t` of every 32-bit lane of the code bytes
+//!   with one left and one arithmetic right shift instead of widening 8 or 16 bytes out of an
+//!   extract (AVX-512 Q6, W8; AVX2 Q4/Q5/Q6), activations staged in that order; AVX2 BF16 reads
+//!   32 bytes of words at a time (even positions shifted, odd ones masked); all tested bit for
+//!   bit against the generic kernel on weights and activations permuted into the same order;
+//! - the NVFP4 AVX-512 passes take four rows 32 apart in one 128-row scale tile, whose scales of
+//!   a K-tile share one 16-byte unit of the swizzled plane: two 16-byte loads per chunk for all
+//!   four rows instead of eight 4-byte loads from 8 cache lines (2 threads from memory: `I8`
+//!   43.7 -> 45.9, `F32` 35.7 -> 39.3 G weights/s);
+//! - NVFP4 keeps its nibbles in place on both ISAs (low nibbles = even positions, high = odd;
+//!   the activations are split the same way once per call): AVX2 `I8` 18.4 -> 25.9, AVX2 `F32`
+//!   9.9 -> 14.0 G weights/s on one thread, cache-resident;
 //! - E4M3FN block scales (NVFP4) and FP8 words go through binary16 and `vcvtph2ps` when no NaN
 //!   word is present (AVX-512; on AVX2 with F16C detected at run time): 6-9 instructions per 16
-//!   values instead of 32;
+//!   values instead of 32; the FP8 kernels leave the binary16 route's factor 2^-8 on the weights
+//!   and multiply the activations by 2^8 once per call instead (the same exact products);
 //! - E2M1/E4M3FN words are decoded without a subnormal operand ever reaching the FPU (an x86
 //!   vector multiply with a subnormal operand takes a microcode assist).
 //!
