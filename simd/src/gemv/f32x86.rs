@@ -482,21 +482,9 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
     // Streams: four for BF16, two for W8/FP32, none for the row-split decode (measured, see
     // the module docs).
     if NB == 1 && KIND == BF16 {
-        let q = (r1 - r0) / 4;
-        for i in 0..q {
-            let rows = stream_rows::<4>(r0, q, i);
-            let y = pass_v3::<KIND, 1, 4>(s, &w, xs, nb, rows, &mut sc);
-            store_rows(ys, r0, rows, &y, 1);
-        }
-        row = r0 + 4 * q;
+        row = streams_v3::<KIND, 4>(s, &w, xs, (r0, r1), ys, &mut sc);
     } else if NB == 1 && KIND >= 3 {
-        let q = (r1 - r0) / 2;
-        for i in 0..q {
-            let rows = stream_rows::<2>(r0, q, i);
-            let y = pass_v3::<KIND, 1, 2>(s, &w, xs, nb, rows, &mut sc);
-            store_rows(ys, r0, rows, &y, 1);
-        }
-        row = r0 + 2 * q;
+        row = streams_v3::<KIND, 2>(s, &w, xs, (r0, r1), ys, &mut sc);
     }
     let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
@@ -504,6 +492,26 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
+}
+
+/// The one-batch-row passes of `R` weight streams over the block `r0..r1` (one row of each of
+/// its `R` contiguous parts per pass); returns the first row they leave over.
+#[inline(always)]
+fn streams_v3<const KIND: u8, const R: usize>(
+    s: pulp::x86::V3,
+    w: &Weights<'_>,
+    xs: &[f32],
+    (r0, r1): (usize, usize),
+    ys: &mut [&mut [f32]],
+    sc: &mut [f32],
+) -> usize {
+    let q = (r1 - r0) / R;
+    for i in 0..q {
+        let rows = stream_rows::<R>(r0, q, i);
+        let y = pass_v3::<KIND, 1, R>(s, w, xs, 1, rows, sc);
+        store_rows(ys, r0, rows, &y, 1);
+    }
+    r0 + R * q
 }
 
 /// The rows `rows` (one per weight stream) against batch rows `min(nb, NB)`: `out[r][b]`.
