@@ -20,6 +20,11 @@
 //! cache lines (the next three passes reuse the same lines). Measured (5 alternations, median,
 //! G weights/s, 8192x8192 from memory, against four streams a quarter-block apart): `I8` one
 //! thread 24.2 -> 26.2, two 43.7 -> 45.9; `F32` one thread 18.4 -> 22.1, two 35.7 -> 39.3.
+//! Found by replacing the scale loads with register values (a wrong-result experiment): two
+//! threads from memory 37.2 -> 47.2. Tried and dropped: gathering a pass's scale bytes for all
+//! chunks into a buffer before the chunk loop (the loads then stall together: 2 threads 39.7
+//! -> 32.3), and on AVX2 pairs of rows 32 apart (no change: its 2-row passes are bound by the
+//! decode).
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
 //! streams are software-prefetched ([`PF`], [`PF_S`]).
 //!
