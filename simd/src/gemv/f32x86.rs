@@ -11,12 +11,12 @@
 //!   bytes (Q4: the raw nibbles; Q5/Q6: the signed code bytes of the register decode) with one
 //!   left and one arithmetic right shift instead of widening 8 bytes at a time (Q4 one thread,
 //!   cache-resident, 14.8 -> 17.0 G weights/s; Q5/Q6 unchanged, measured). Tried on the AVX2
-//!   Q4 kernel and dropped (medians of 5 alternations, no gain or slower): summing `q x` per
-//!   group and multiplying by the scale once per group (one multiplication per 8 weights less;
+//!   Q4 kernel and dropped (no gain or slower): summing `q x` per group and multiplying by the
+//!   scale once per group (one multiplication per 8 weights less; medians of 5 alternations:
 //!   17.0 -> 17.1 cache-resident, 21.6 -> 21.9 from memory on 2 threads: the conversion and
 //!   the shifts, not the multiplications, bound it), building `2^23 + u` by OR-ing the nibble
-//!   into a float's mantissa instead of converting (slower: 17 -> 10.7-14.4), and two weight
-//!   streams (12.8 -> 13.1 from memory, 2 threads slower);
+//!   into a float's mantissa instead of converting (two alternations: 17 -> 10.7 and 14.4),
+//!   and two weight streams (medians of 5: 12.8 -> 13.1 from memory, 2 threads 23.8 -> 23.1);
 //! - BF16: 16-bit words zero-extended to 32 bits and shifted left by 16 (exact); on AVX2 32
 //!   bytes at a time, the even positions shifted left by 16 and the odd ones masked in place
 //!   (staged order [`BF16_V3`]; one thread, cache-resident, 13.5 -> 14.3 G weights/s);
