@@ -256,12 +256,13 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                     }
                 }
                 wv
-            } else if KIND == Q6_SHIFT || KIND == W8_SHIFT {
-                // Q6/W8 in the Q5 table order: field t of each 32-bit lane of the signed code
-                // bytes of half h, sign-extended by two shifts.
+            } else if KIND < BF16 {
+                // `Q6_SHIFT`, `W8_SHIFT`: Q6/W8 in the Q5 table order, field t of each 32-bit
+                // lane of the signed code bytes of half h, sign-extended by two shifts.
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
+                // The same chunk of the stream's next row: one pass ahead.
                 super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
                 let u = decode_v4(s, g, &codes[at..at + cb]);
                 let o = f._mm512_set1_epi8(offset(g));
@@ -289,27 +290,6 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                     for t in 0..4 {
                         wv[4 * h + t] = f._mm512_mul_ps(f._mm512_cvtepi32_ps(qi[t]), sg);
                     }
-                }
-                wv
-            } else if KIND < BF16 {
-                let g = grouped(KIND);
-                let cb = 16 * g.bits() as usize;
-                let at = row * rcb + c * cb;
-                // The same chunk of the stream's next row: one pass ahead.
-                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
-                let u = decode_v4(s, g, &codes[at..at + cb]);
-                let o = f._mm512_set1_epi8(offset(g));
-                let q: [[__m128i; 4]; 2] = [
-                    pulp::cast(bw._mm512_sub_epi8(u[0], o)),
-                    pulp::cast(bw._mm512_sub_epi8(u[1], o)),
-                ];
-                let gs = g.group_size();
-                let per = CHUNK / gs;
-                let mut wv = [f._mm512_setzero_ps(); 8];
-                for (j, o) in wv.iter_mut().enumerate() {
-                    let sg = f._mm512_set1_ps(sc[r * gp + c * per + 16 * j / gs]);
-                    let qi = f._mm512_cvtepi8_epi32(q[j / 4][j % 4]);
-                    *o = f._mm512_mul_ps(f._mm512_cvtepi32_ps(qi), sg);
                 }
                 wv
             } else if KIND == BF16 && full {
@@ -650,8 +630,6 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
     }
     out
 }
-
-use core::arch::x86_64::__m128i;
 
 /// The signed codes of block `blk` (positions `32 blk..32 blk + 32`) of a Q4/Q5/Q6 chunk as
 /// four vectors of i32 in the staged order [`SPLIT_V3`]: vector `j`, lane `l` is position
