@@ -6,6 +6,15 @@
 //! `xq_k = clamp(round_ties_even(x_k * (127 / amax_b)), -127, 127)`; an all-zero block gets
 //! `d_b = 0` and zero codes. Non-finite activations are refused.
 //!
+//! The staging runs inside the ISA token's `target_feature` context ([`Quantize`]) and is
+//! written so that it vectorises without changing a value: the finiteness scan is a branch-free
+//! fold, `amax_b` is an integer maximum of magnitude bits, and the rounding adds `1.5 * 2^23`
+//! instead of calling `round_ties_even` ([`code`]; a block whose factor `127 / amax_b`
+//! overflows keeps the plain expression). Tested against the plain definition (exact ties,
+//! overflowing factors, zeros, the largest finite values). Measured (AVX-512, one thread,
+//! K = 8192): 21.7 -> 2.1 µs per activation row; a 16 x 8192 Q4 `I8` GEMV 25 -> 5.2 µs per
+//! call, 1024 x 1024 36 -> 40 G weights/s (one thread) and 54 -> 59 (two), medians of 3.
+//!
 //! **Per chunk of a row** the weights' integer codes (grouped q, NVFP4 `2 * e2m1`) are dotted
 //! with `xq` exactly in i32, one 16-position sub-block at a time, and each sub-block sum is
 //! folded into f32 accumulators with one multiply-add by `s_sub * d_b` (the weight scale of the
@@ -49,8 +58,30 @@ pub(crate) struct QuantAct {
     pub(crate) corr: Vec<[i32; CHUNK / 8]>,
 }
 
+/// [`quantize`] compiled inside an ISA token's `target_feature` context (see
+/// [`crate::isa::Token::vectorize`]): the same operations on the same values, so the same
+/// codes and steps, but LLVM may use that ISA's vector instructions (and its rounding
+/// instruction instead of a library call per value).
+pub(crate) struct Quantize<'a> {
+    pub(crate) x: &'a [f32],
+    pub(crate) nb: usize,
+    pub(crate) k: usize,
+    pub(crate) chunks: usize,
+    pub(crate) offset: i32,
+}
+
+impl pulp::WithSimd for Quantize<'_> {
+    type Output = Result<QuantAct, KernelError>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
+        quantize(self.x, self.nb, self.k, self.chunks, self.offset)
+    }
+}
+
 /// Quantize `nb` activation rows of length `k` (row-major in `x`), see the module docs.
 /// `offset` is the code offset of the x86 fast path's correction term (0 where unused).
+#[inline(always)]
 pub(crate) fn quantize(
     x: &[f32],
     nb: usize,
@@ -62,11 +93,16 @@ pub(crate) fn quantize(
     let mut dsub = vec![[0f32; 8]; nb * chunks];
     for b in 0..nb {
         let row = &x[b * k..(b + 1) * k];
-        if let Some(kk) = row.iter().position(|v| !v.is_finite()) {
+        // A branch-free scan first (it vectorises), the position only on failure.
+        if row.iter().fold(false, |bad, v| bad | !v.is_finite()) {
+            let kk = row.iter().position(|v| !v.is_finite()).unwrap_or(0);
             return Err(KernelError::NonFiniteActivation { batch: b, k: kk });
         }
         for (blk, xs) in row.chunks(I8_BLOCK).enumerate() {
-            let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
+            // `max |x|` over finite values as the maximum of their magnitude bits (the order of
+            // non-negative binary32 values is the order of their bit patterns): the same value
+            // as a float maximum, as an integer reduction that vectorises.
+            let amax = f32::from_bits(xs.iter().fold(0u32, |m, v| m.max(v.to_bits() & 0x7fff_ffff)));
             let (c, i) = (blk / 4, blk % 4);
             let (d, inv) = if amax == 0.0 {
                 (0.0, 0.0)
@@ -76,8 +112,16 @@ pub(crate) fn quantize(
             dsub[b * chunks + c][2 * i] = d;
             dsub[b * chunks + c][2 * i + 1] = d;
             let dst = &mut xq[b * chunks + c][I8_BLOCK * i..I8_BLOCK * i + xs.len()];
-            for (q, &v) in dst.iter_mut().zip(xs) {
-                *q = (v * inv).round_ties_even().clamp(-127.0, 127.0) as i8;
+            if inv.is_finite() {
+                for (q, &v) in dst.iter_mut().zip(xs) {
+                    *q = code(v * inv);
+                }
+            } else {
+                // `amax_b` below `127 / f32::MAX`: the plain expression (`0 * inf` is NaN,
+                // whose code is 0).
+                for (q, &v) in dst.iter_mut().zip(xs) {
+                    *q = plain_code(v * inv);
+                }
             }
         }
     }
@@ -103,6 +147,23 @@ pub(crate) fn quantize(
         split,
         corr,
     })
+}
+
+/// The staging definition of an activation code (module docs), for any `y`.
+fn plain_code(y: f32) -> i8 {
+    y.round_ties_even().clamp(-127.0, 127.0) as i8
+}
+
+/// [`plain_code`]`(y)` for `|y| <= 2^22` (here `|y| <= 127 (1 + 2^-23)`):
+/// adding `1.5 * 2^23` rounds `y` to an integer in the sum's low mantissa bits with the
+/// default round-to-nearest-even, so the bits minus those of `1.5 * 2^23` are
+/// `round_ties_even(y)`. Integer and float operations only (no rounding-function call), so the
+/// staging loop vectorises; equal to the plain expression for every such `y` (tested).
+#[inline(always)]
+fn code(y: f32) -> i8 {
+    const MAGIC: f32 = 12_582_912.0;
+    let r = (y + MAGIC).to_bits() as i32 - MAGIC.to_bits() as i32;
+    r.clamp(-127, 127) as i8
 }
 
 /// One ISA's integer-dot kernel over a 128-position chunk.
@@ -455,5 +516,105 @@ impl<K: I8Kernel> WithSimd for I8Op<'_, '_, '_, K> {
     #[inline(always)]
     fn with_simd<S: Simd>(self, _simd: S) {
         rows(self.kern, self.job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `code` against `plain_code`: every 61st binary32 of magnitude up to 2^22, and every
+    /// value within 4 ulps of each `k + 1/2` (the ties and their neighbours) for |k| <= 300.
+    #[test]
+    fn magic_rounding_equals_the_plain_definition() {
+        let limit = 4_194_304f32.to_bits();
+        let mut checked = 0u64;
+        for m in (0..=limit).step_by(61).chain([0, limit]) {
+            for y in [f32::from_bits(m), -f32::from_bits(m)] {
+                assert_eq!(code(y), plain_code(y), "y = {y:e} ({:#010x})", y.to_bits());
+                checked += 1;
+            }
+        }
+        for k in -300i32..=300 {
+            let tie = k as f32 + 0.5;
+            for d in -4i32..=4 {
+                let y = f32::from_bits((tie.to_bits() as i32 + d) as u32);
+                assert_eq!(code(y), plain_code(y), "y = {y:e}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 30_000_000);
+    }
+
+    /// The staging against its definition written plainly, on awkward blocks: exact ties
+    /// (`amax = 127`, so the factor is 1), `amax` so small that `127 / amax` overflows (zeros
+    /// there give NaN, code 0), negative zeros, all-zero blocks, the largest finite values, a
+    /// partial last block.
+    #[test]
+    fn staging_equals_the_plain_definition() {
+        let k = 4 * I8_BLOCK + 5;
+        let mut rows: Vec<Vec<f32>> = Vec::new();
+        let ties: Vec<f32> = (0..k)
+            .map(|i| (i as f32 - 64.0) + 0.5)
+            .map(|v| v.clamp(-127.0, 127.0))
+            .collect();
+        rows.push(ties);
+        let tiny: Vec<f32> = (0..k)
+            .map(|i| match i % 3 {
+                0 => 0.0,
+                1 => f32::from_bits(1 + (i as u32 % 7)),
+                _ => -f32::from_bits(3),
+            })
+            .collect();
+        rows.push(tiny);
+        let mixed: Vec<f32> = (0..k)
+            .map(|i| match i / I8_BLOCK {
+                0 => -0.0,
+                1 => {
+                    if i % 2 == 0 {
+                        f32::MAX
+                    } else {
+                        -f32::MAX / 3.0
+                    }
+                }
+                2 => (i as f32 * 0.37).sin() * 1e-30,
+                _ => (i as f32 * 1.1).cos() * 3e5,
+            })
+            .collect();
+        rows.push(mixed);
+        let x: Vec<f32> = rows.concat();
+        let nb = rows.len();
+        let chunks = k.div_ceil(CHUNK);
+        let act = quantize(&x, nb, k, chunks, 0).unwrap();
+        for b in 0..nb {
+            for (blk, xs) in x[b * k..(b + 1) * k].chunks(I8_BLOCK).enumerate() {
+                let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
+                let (d, inv) = if amax == 0.0 {
+                    (0.0, 0.0)
+                } else {
+                    (amax / 127.0, 127.0 / amax)
+                };
+                let (c, i) = (blk / 4, blk % 4);
+                assert_eq!(act.dsub[b * chunks + c][2 * i].to_bits(), d.to_bits());
+                for (j, &v) in xs.iter().enumerate() {
+                    let want = (v * inv).round_ties_even().clamp(-127.0, 127.0) as i8;
+                    assert_eq!(
+                        act.xq[b * chunks + c][I8_BLOCK * i + j],
+                        want,
+                        "row {b} block {blk} pos {j} x {v:e}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn staging_refuses_a_non_finite_activation_at_its_position() {
+        let mut x = vec![1.0f32; 2 * 300];
+        x[300 + 77] = f32::NAN;
+        assert!(matches!(
+            quantize(&x, 2, 300, 3, 0),
+            Err(KernelError::NonFiniteActivation { batch: 1, k: 77 })
+        ));
     }
 }

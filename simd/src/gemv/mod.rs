@@ -136,7 +136,13 @@ pub(crate) fn run(
                 Weights::Nvfp4 { .. } => 12,
                 _ => 0,
             };
-            let act = i8::quantize(x, nb, k, chunks, offset)?;
+            let act = token.vectorize(i8::Quantize {
+                x,
+                nb,
+                k,
+                chunks,
+                offset,
+            })?;
             let act = &act;
             for_blocks(ys, n, 1, threads, |r0, r1, ys| {
                 let job = i8::I8Job {
