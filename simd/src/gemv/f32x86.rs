@@ -415,12 +415,16 @@ pub(crate) const fn table_position(order: u8, j: usize, l: usize) -> usize {
 /// `order`.
 pub(crate) fn table_order(order: u8, xs: &[f32]) -> Vec<f32> {
     let lanes = order_lanes(order);
+    // The source position of each staged position, worked out once per call (not per chunk).
+    let mut from = [0u8; CHUNK];
+    for (i, f) in from.iter_mut().enumerate() {
+        *f = table_position(order, i / lanes, i % lanes) as u8;
+    }
     let mut out = vec![0f32; xs.len()];
     for (o, x) in out.chunks_exact_mut(CHUNK).zip(xs.chunks_exact(CHUNK)) {
-        for j in 0..CHUNK / lanes {
-            for l in 0..lanes {
-                o[lanes * j + l] = x[table_position(order, j, l)];
-            }
+        let x: &[f32; CHUNK] = x.try_into().unwrap_or(&[0.0; CHUNK]);
+        for (v, &f) in o.iter_mut().zip(&from) {
+            *v = x[f as usize];
         }
     }
     out
