@@ -17,7 +17,7 @@ fn main() {
     for &(n, k) in common::shapes() {
         for f in FORMATS {
             let (desc, payload) = synthetic(f, n, k).expect("synthetic payload");
-            let copies = common::copies(&payload);
+            let copies = common::copies(&payload, n, k);
             let mut g = c.benchmark_group(format!("dequant_f32/{}", f.name()));
             g.throughput(Throughput::Bytes(payload.len() as u64));
             for t in common::THREADS {

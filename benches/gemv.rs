@@ -17,7 +17,7 @@ fn main() {
     for &(n, k) in common::shapes() {
         for f in FORMATS {
             let (desc, payload) = synthetic(f, n, k).expect("synthetic payload");
-            let copies = common::copies(&payload);
+            let copies = common::copies(&payload, n, k);
             let x = synthetic_f32(k, 7);
             let mut y = vec![0f32; n];
             for kernel in kernels_for(f) {

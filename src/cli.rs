@@ -77,9 +77,15 @@ pub enum Cmd {
         /// Thread counts, comma-separated.
         #[arg(long, default_value = "1,2")]
         threads: String,
-        /// MiB of the read-bandwidth buffer (keep it far above the last-level cache).
-        #[arg(long, default_value_t = 512)]
-        bw_mib: usize,
+        /// MiB of the read-bandwidth buffer (default: 512 or four last-level caches, whichever is
+        /// more; keep it far above the LLC).
+        #[arg(long)]
+        bw_mib: Option<usize>,
+        /// When the weights rotate over copies that together exceed four LLCs: `memory` (always),
+        /// `auto` (when the tensor is at least half the LLC) or `cache` (never). Default: memory
+        /// for the built-in shapes, auto for FILE.
+        #[arg(long)]
+        placement: Option<String>,
     },
 }
 
@@ -267,11 +273,22 @@ pub fn run(cli: Cli) -> Result<()> {
             shape,
             threads,
             bw_mib,
+            placement,
         } => {
+            use ninfer_simd::report::Placement;
             let mut settings = ninfer_simd::report::Settings::full();
             settings.min_time = duration(seconds);
             settings.min_reps = 2;
-            settings.bw_bytes = bw_mib.clamp(1, 1 << 16) << 20;
+            if let Some(mib) = bw_mib {
+                settings.bw_bytes = mib.clamp(1, 1 << 16) << 20;
+            }
+            settings.placement = match placement {
+                Some(p) => Placement::from_name(&p).ok_or_else(|| {
+                    Error::file(format!("--placement: `{p}` is not one of auto, memory, cache"))
+                })?,
+                None if file.is_some() => Placement::Auto,
+                None => Placement::Memory,
+            };
             settings.threads = threads
                 .split(',')
                 .map(|t| t.trim().parse::<usize>().ok().filter(|t| (1..=256).contains(t)))

@@ -171,6 +171,25 @@ fn convert_inspect_verify_bench_round_trip() {
         so.contains("l.q") && so.contains("gemv I8") && so.contains("dequant f32"),
         "{so}"
     );
+    // An artifact's tensors default to `auto` placement; `--placement` is checked.
+    assert!(so.contains("placement auto"), "{so}");
+    let o = ninfer(&[
+        "bench",
+        s(&out),
+        "--seconds",
+        "0.001",
+        "--bw-mib",
+        "8",
+        "--placement",
+        "cache",
+    ]);
+    let (so, se) = text(&o);
+    assert!(o.status.success(), "{se}");
+    assert!(so.contains("placement cache") && !so.contains(" mem "), "{so}");
+    let o = ninfer(&["bench", s(&out), "--placement", "disk"]);
+    let (_, se) = text(&o);
+    assert!(!o.status.success());
+    assert!(se.contains("--placement: `disk`"), "{se}");
 }
 
 #[test]

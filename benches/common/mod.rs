@@ -2,8 +2,9 @@
 //!
 //! `NINFER_BENCH_QUICK=1` (or criterion's own `--quick`) makes a smoke run: only the
 //! 1024 x 1024 and 4096 x 4096 shapes, 10 samples, short warm-up and measurement. Weights come
-//! from `ninfer_simd::report::synthetic`; memory-resident shapes rotate over
-//! `ninfer_simd::report::rotation_copies` copies (together more than four LLCs).
+//! from `ninfer_simd::report::synthetic`; the memory-resident shapes (4096 and 8192) always rotate
+//! over copies that together exceed four LLCs (`ninfer_simd::report::Placement::Memory`), so they
+//! run from memory even where the LLC could hold one copy.
 
 #![allow(dead_code)]
 
@@ -42,8 +43,20 @@ pub fn shapes() -> &'static [(usize, usize)] {
 /// Thread counts.
 pub const THREADS: [usize; 2] = [1, 2];
 
-/// `len`-byte payload copies to rotate over (one when it fits the caches).
-pub fn copies(payload: &[u8]) -> Vec<Vec<u8>> {
-    let c = ninfer_simd::report::rotation_copies(payload.len(), ninfer_simd::report::llc_bytes());
+/// Whether shape `[n, k]` is one of the memory-resident ones (all but 1024 x 1024).
+pub fn memory_resident(n: usize, k: usize) -> bool {
+    n * k > 1024 * 1024
+}
+
+/// The payload copies to rotate over: one for the cache-resident shape, else copies that together
+/// exceed four LLCs.
+pub fn copies(payload: &[u8], n: usize, k: usize) -> Vec<Vec<u8>> {
+    use ninfer_simd::report::{llc_bytes, Placement};
+    let placement = if memory_resident(n, k) {
+        Placement::Memory
+    } else {
+        Placement::Cache
+    };
+    let c = placement.copies(payload.len(), llc_bytes());
     (0..c).map(|_| payload.to_vec()).collect()
 }

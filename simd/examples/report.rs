@@ -1,16 +1,18 @@
 //! The bandwidth report on built-in shapes (see `ninfer_simd::report`):
 //!
 //! ```text
-//! cargo run --release -p ninfer-simd --example report [-- [--quick] [--threads 1,2] [--isa V3] [NxK ...]]
+//! cargo run --release -p ninfer-simd --example report [-- [--quick] [--threads 1,2] [--isa V3] [--placement memory] [NxK ...]]
 //! ```
 //!
-//! Default: 8192x8192, 1 and 2 threads, every format. `--quick` measures shorter with a smaller
+//! Default: 8192x8192, 1 and 2 threads, every format, weights rotated over copies that exceed
+//! four LLCs (`--placement memory`; `auto` rotates only tensors of at least half the LLC, `cache`
+//! never rotates). `--quick` measures shorter with a smaller
 //! bandwidth buffer (a smoke run). `--formats Q4G64_F16S,BF16` limits the formats.
 
 use std::io::Write;
 
 use ninfer_simd::core::registry::Format;
-use ninfer_simd::report::{run_builtin, Settings, FORMATS};
+use ninfer_simd::report::{run_builtin, Placement, Settings, FORMATS};
 use ninfer_simd::Isa;
 
 fn main() {
@@ -20,6 +22,7 @@ fn main() {
     } else {
         Settings::full()
     };
+    settings.placement = Placement::Memory;
     let mut shapes = Vec::new();
     let mut formats: Vec<Format> = FORMATS.to_vec();
     let mut it = args.iter();
@@ -45,6 +48,13 @@ fn main() {
                     }
                 }
             }
+            "--placement" => match it.next().and_then(|v| Placement::from_name(v)) {
+                Some(p) => settings.placement = p,
+                None => {
+                    eprintln!("report: --placement takes auto, memory or cache");
+                    std::process::exit(2);
+                }
+            },
             "--formats" => {
                 if let Some(v) = it.next() {
                     formats = v.split(',').filter_map(|f| Format::from_name(f).ok()).collect();
