@@ -254,7 +254,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 // its low 5 bits in the 32-entry table `q * s` of its group.
                 let cb = 80;
                 let at = row * rcb + c * cb;
-                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
+                super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
                 let u = decode_v4(s, Grouped::Q5, &codes[at..at + cb]);
                 let mut wv = [f._mm512_setzero_ps(); 8];
                 for h in 0..2 {
@@ -273,7 +273,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
                 // The same chunk of the stream's next row: one pass ahead.
-                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
+                super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
                 let u = decode_v4(s, g, &codes[at..at + cb]);
                 let o = f._mm512_set1_epi8(offset(g));
                 let mut wv = [f._mm512_setzero_ps(); 8];
@@ -550,14 +550,13 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
                 // One row ahead in its stream, as the I8 kernels do.
-                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
+                super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
                 decode_v3(s, g, &codes[at..at + cb])
             } else if KIND < BF16 {
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
-                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
-                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb + 64));
+                super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
                 let u = decode_v3(s, g, &codes[at..at + cb]);
                 let o = avx._mm256_set1_epi8(offset(g));
                 [

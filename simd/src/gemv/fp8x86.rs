@@ -45,6 +45,19 @@ pub(crate) fn prefetch(sse: pulp::core_arch::x86::Sse, p: *const u8) {
     sse._mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
 }
 
+/// Prefetch every cache line of the `len` bytes at `p` (`len >= 1`): one prefetch per 64 bytes
+/// and one for the last byte, so a span that straddles a line boundary (a Q5 chunk is 80 bytes,
+/// Q6 96, W8 128) has all its lines fetched. A row-split chunk's next-row span, one pass ahead.
+#[inline(always)]
+pub(crate) fn prefetch_span(sse: pulp::core_arch::x86::Sse, p: *const u8, len: usize) {
+    let mut o = 0;
+    while o < len {
+        prefetch(sse, p.wrapping_add(o));
+        o += 64;
+    }
+    prefetch(sse, p.wrapping_add(len.max(1) - 1));
+}
+
 /// Whether the fast path takes these weights (FP8 row).
 pub(crate) fn takes(w: &Weights<'_>) -> bool {
     matches!(w, Weights::Fp8 { .. })

@@ -35,7 +35,11 @@
 //! apart matters: two adjacent rows per pass gave 28 G weights/s for Q4 8192x8192 from memory
 //! on one thread, four quarters give 36 (the cache-resident rate); W8 11 -> 17. Each chunk's
 //! bytes are software-prefetched one row ahead in its stream: measured 12 -> 15 GB/s from memory
-//! on one thread against a fixed 4 KiB distance. The AVX2 kernel keeps one row per pass: two
+//! on one thread against a fixed 4 KiB distance. Every line of the chunk's span is prefetched
+//! (`prefetch_span`; one prefetch per chunk missed every other line of a 128-byte W8 chunk and
+//! every third of a 96-byte Q6 one): Xeon (Emerald Rapids), 8192x8192 from memory, one thread,
+//! medians of 3 alternations, G weights/s: AVX2 W8 10.05 -> 12.01 (two threads 20.0 -> 23.6),
+//! AVX-512 W8 12.28 -> 13.70, Q6 17.36 -> 18.64, Q5 20.99 -> 21.94. The AVX2 kernel keeps one row per pass: two
 //! streams there (16 vector registers) made it slower (measured, one thread, 8192x8192 from
 //! memory: Q4 29 -> 17-23, W8 15 -> 11-12 G weights/s).
 
@@ -305,7 +309,7 @@ fn rows_v3_impl<const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '
         let rc = &codes[row * rcb..row * rcb + chunks * cb];
         for (c, chunk) in rc.chunks_exact(cb).enumerate() {
             // One pass (one row) ahead, see the module docs.
-            super::fp8x86::prefetch(s.sse, chunk.as_ptr().wrapping_add(rcb));
+            super::fp8x86::prefetch_span(s.sse, chunk.as_ptr().wrapping_add(rcb), cb);
             let u = decode_v3(s, g, chunk);
             // The weight scale of each 32-position block (group blk * per / 4 of the chunk).
             let sg = [
@@ -512,7 +516,7 @@ fn block_v4<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
         let mut sg = [[f._mm512_setzero_ps(); 2]; R];
         for r in 0..R {
             let at = rows[r] * rcb + c * cb;
-            super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
+            super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
             u[r] = decode_v4(s, g, &codes[at..at + cb]);
             // The weight scale of each i32 lane.
             let at = r * st + c * per;
