@@ -39,9 +39,9 @@
 //! (`prefetch_span`; one prefetch per chunk missed every other line of a 128-byte W8 chunk and
 //! every third of a 96-byte Q6 one): Xeon (Emerald Rapids), 8192x8192 from memory, one thread,
 //! medians of 3 alternations, G weights/s: AVX2 W8 10.05 -> 12.01 (two threads 20.0 -> 23.6),
-//! AVX-512 W8 12.28 -> 13.70, Q6 17.36 -> 18.64, Q5 20.99 -> 21.94. The AVX2 kernel keeps one row per pass: two
-//! streams there (16 vector registers) made it slower (measured, one thread, 8192x8192 from
-//! memory: Q4 29 -> 17-23, W8 15 -> 11-12 G weights/s).
+//! AVX-512 W8 12.28 -> 13.70, Q6 17.36 -> 18.64, Q5 20.99 -> 21.94. The AVX2 kernel keeps one
+//! row per pass: two streams there (16 vector registers) made it slower (measured, one thread,
+//! 8192x8192 from memory: Q4 29 -> 17-23, W8 15 -> 11-12 G weights/s).
 
 use core::arch::x86_64::{__m256, __m256i, __m512i};
 
