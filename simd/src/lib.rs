@@ -106,8 +106,12 @@
 //!   the bandwidth unused whenever the kernel did real work per byte, and two *adjacent* rows per
 //!   pass did not help (measured, 8192x8192 from memory, one thread: BF16 11 -> 22 GB/s, FP32
 //!   17 -> 27 GB/s, Q4 `I8` 28 -> 36 G weights/s, W8 `I8` 11 -> 17 G weights/s);
-//! - row-split weights are software-prefetched one row ahead in each stream; BF16/FP32 rows are
-//!   left to the hardware prefetcher (a software prefetch did not help them, measured);
+//! - row-split and BF16 weights are software-prefetched one row ahead in each stream (every line
+//!   of a row-split chunk's span); FP32 rows are left to the hardware prefetcher (a software
+//!   prefetch made them slower: Xeon, one thread from memory, 4.03 -> 3.28 G weights/s). BF16
+//!   on that Xeon, 8192x8192 from memory, one / two threads: AVX2 6.13 -> 7.02 / 11.9 -> 14.1,
+//!   AVX-512 6.51 -> 7.05 / 11.2 -> 13.4 G weights/s (on the AMD machine of sessions 3-5 it had
+//!   not helped);
 //! - the AVX-512 Q4 and Q5 `F32` kernels decode by table: one shift and one `permutexvar`
 //!   (Q5: `permutex2var`) of the group's `q * s` table per 16 weights, activations staged in
 //!   that order (per thread, from memory: Q4 15.5 -> 25.7, Q5 12.0 -> 16-17 G weights/s; they
