@@ -134,9 +134,10 @@
 //!   and multiply the activations by 2^8 once per call instead (the same exact products);
 //! - E2M1/E4M3FN words are decoded without a subnormal operand ever reaching the FPU (an x86
 //!   vector multiply with a subnormal operand takes a microcode assist);
-//! - the AVX2 row-split `F32` kernels make codes floats by a byte shuffle under the exponent of
-//!   2^23 and one subtraction (exact), off the ports the multiply and FMA need on Intel (Xeon,
-//!   one thread, cache-resident: Q4 9.4 -> 10.5, Q5 8.1 -> 9.2 G weights/s);
+//! - the AVX2 row-split and AVX-512 Q6 `F32` kernels make codes floats by a byte shuffle under
+//!   the exponent of 2^23 and one subtraction (exact), off the ports the multiply and FMA need
+//!   on Intel (Xeon, one thread, cache-resident: AVX2 Q4 9.4 -> 10.5, Q5 8.1 -> 9.2; AVX-512 Q6
+//!   11.7 -> 13.1 G weights/s);
 //! - the encoder narrows `u32` words to bytes with explicit x86 instructions (AVX-512 `vpmovdb`,
 //!   AVX2 packs): LLVM had scalarised the portable loop into a `vpinsrb`/`vpextrb` per byte
 //!   (Xeon, one thread, Q4 cache-resident 1.87 -> 4.65 G weights/s; see `encode`'s docs).

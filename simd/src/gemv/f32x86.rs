@@ -8,9 +8,9 @@
 //!   below): the AVX-512 Q4/Q5 table kernels ([`Q4_TABLE`], [`Q5_TABLE`]) and Q6/W8 shift
 //!   kernels ([`Q6_SHIFT`], [`W8_SHIFT`]), and on AVX2 the
 //!   Q4/Q5/Q6 kernels ([`SPLIT_V3`]), which take field `j` of every 32-bit lane of the code
-//!   bytes (Q4: the raw nibbles; Q5/Q6: the signed code bytes of the register decode) with one
-//!   left and one arithmetic right shift instead of widening 8 bytes at a time (Q4 one thread,
-//!   cache-resident, 14.8 -> 17.0 G weights/s; Q5/Q6 unchanged, measured). Tried on the AVX2
+//!   bytes instead of widening 8 bytes at a time (with one left and one arithmetic right shift:
+//!   AMD, Q4 one thread, cache-resident, 14.8 -> 17.0 G weights/s; Q5/Q6 unchanged, measured;
+//!   since session 6 by a byte shuffle under the exponent of 2^23, see below). Tried on the AVX2
 //!   Q4 kernel and dropped (no gain or slower): summing `q x` per group and multiplying by the
 //!   scale once per group (one multiplication per 8 weights less; medians of 5 alternations:
 //!   17.0 -> 17.1 cache-resident, 21.6 -> 21.9 from memory on 2 threads: the conversion and
@@ -45,7 +45,9 @@
 //!
 //! AVX2 row-split `F32` (Q4/Q5/Q6) codes become floats by `split_floats`: a byte shuffle (or a
 //! mask) under the exponent of 2^23 and one subtraction, instead of two shifts and a conversion
-//! that share ports 0 and 1 with the multiply and the FMA on Intel cores; and the code bytes of
+//! that share ports 0 and 1 with the multiply and the FMA on Intel cores (on the AMD machine of
+//! sessions 3-5 an OR of the nibble into the mantissa had measured slower than the shifts, see
+//! above; this form was not measured there); and the code bytes of
 //! every row-split kind are software-prefetched one row ahead in their stream, as the `I8`
 //! kernels do. Xeon (Emerald Rapids, KVM), G weights/s, medians of 3 alternations: 4096x4096
 //! cache-resident one thread Q4 9.39 -> 10.53, Q5 8.08 -> 9.16, Q6 8.63 -> 9.17; 8192x8192
@@ -206,7 +208,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
     rows: [usize; R],
     sc: &mut [f32],
 ) -> [[f32; NB]; R] {
-    let (f, bw) = (s.avx512f, s.avx512bw);
+    let f = s.avx512f;
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let k = w.k();
@@ -268,14 +270,13 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 wv
             } else if KIND < BF16 {
                 // `Q6_SHIFT`, `W8_SHIFT`: Q6/W8 in the Q5 table order, field t of each 32-bit
-                // lane of the signed code bytes of half h, sign-extended by two shifts.
+                // lane of the code bytes of half h (Q6 by `split_floats_v4`, W8 by two shifts).
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
                 // The same chunk of the stream's next row: one pass ahead.
                 super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
                 let u = decode_v4(s, g, &codes[at..at + cb]);
-                let o = f._mm512_set1_epi8(offset(g));
                 let mut wv = [f._mm512_setzero_ps(); 8];
                 for h in 0..2 {
                     // Q6: one group per half; W8: lanes 0..8 group 2h, lanes 8..16 group 2h + 1.
@@ -286,19 +287,22 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                     } else {
                         f._mm512_set1_ps(sc[r * gp + 2 * c + h])
                     };
-                    let q = if KIND == W8_SHIFT {
-                        u[h]
+                    let qf = if KIND == W8_SHIFT {
+                        // W8: the signed codes sign-extended by two shifts (the byte-shuffle form
+                        // measured no faster for W8, which needs a sign flip first).
+                        let q = u[h];
+                        [
+                            f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<24>(q))),
+                            f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<16>(q))),
+                            f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<8>(q))),
+                            f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(q)),
+                        ]
                     } else {
-                        bw._mm512_sub_epi8(u[h], o)
+                        // Q6: the offset codes as floats by `split_floats_v4`.
+                        split_floats_v4(s, u[h], f32::from(offset(g)))
                     };
-                    let qi = [
-                        f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<24>(q)),
-                        f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<16>(q)),
-                        f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<8>(q)),
-                        f._mm512_srai_epi32::<24>(q),
-                    ];
                     for t in 0..4 {
-                        wv[4 * h + t] = f._mm512_mul_ps(f._mm512_cvtepi32_ps(qi[t]), sg);
+                        wv[4 * h + t] = f._mm512_mul_ps(qf[t], sg);
                     }
                 }
                 wv
@@ -374,15 +378,19 @@ const Q4_CODES: [f32; 16] = [
 /// in this order with two shifts instead, [`Q6_SHIFT`].)
 const Q5_TABLE: u8 = 1;
 
-/// The weight kind whose AVX-512 `F32` kernel takes its codes in the [`Q5_TABLE`] order with
-/// two shifts per 16 weights (Q6): field `t` of each 32-bit lane of the signed code bytes,
-/// converted and multiplied by the group scale (exact), instead of widening 16 bytes out of a
-/// 128-bit extract (one thread, cache-resident, 11.6 -> 12.7 G weights/s; from memory within
-/// the run-to-run swing). Tested as the table kernels are.
+/// The weight kind whose AVX-512 `F32` kernel takes its codes in the [`Q5_TABLE`] order (Q6):
+/// field `t` of each 32-bit lane of the code bytes as a float, multiplied by the group scale
+/// (exact), instead of widening 16 bytes out of a 128-bit extract. First with two shifts and a
+/// conversion (AMD, one thread, cache-resident, 11.6 -> 12.7 G weights/s), since session 6 by
+/// [`split_floats_v4`] (Xeon, medians of 3 alternations: one thread cache-resident 11.69 ->
+/// 13.06, 8192x8192 from memory one / two threads 10.9 -> 11.9 / 21.4 -> 22.8). Tested as the
+/// table kernels are.
 const Q6_SHIFT: u8 = 2;
 
-/// W8 the same way as [`Q6_SHIFT`] (its codes are the signed bytes themselves; two groups per
-/// 64-byte half, so the scale vector holds the two groups' scales in its low and high lanes).
+/// W8 the same way as [`Q6_SHIFT`] but with the two shifts and the conversion (its codes are the
+/// signed bytes themselves, and the byte-shuffle form, which needs a sign flip first, measured
+/// no faster: 13.45 -> 13.29 cache-resident; two groups per 64-byte half, so the scale vector
+/// holds the two groups' scales in its low and high lanes).
 /// Medians of 5 alternations, G weights/s: one thread cache-resident 14.9 -> 15.7, two threads
 /// 8192x8192 from memory 17.0 -> 19.9.
 const W8_SHIFT: u8 = 3;
@@ -656,6 +664,22 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
     out
 }
 
+/// Byte-shuffle controls (one 128-bit lane) that move byte `j` of each 32-bit lane into its low
+/// byte and zero the other three (`0x80` selects zero).
+const BYTE_DOWN: [[i8; 16]; 4] = {
+    let mut t = [[-128i8; 16]; 4];
+    let mut j = 0;
+    while j < 4 {
+        let mut l = 0;
+        while l < 4 {
+            t[j][4 * l] = (4 * l + j) as i8;
+            l += 1;
+        }
+        j += 1;
+    }
+    t
+};
+
 /// The codes of one 32-position block of a Q4/Q5/Q6 chunk as four vectors of f32 in the staged
 /// order [`SPLIT_V3`]: vector `j`, lane `l` is byte `4 l + j` of `u` (an offset code `u'`, so
 /// position `32 blk + 4 l + j`) minus the scheme's offset `o`. The byte is moved into the low byte
@@ -670,52 +694,41 @@ fn split_floats(s: pulp::x86::V3, u: __m256i, o: i8) -> [__m256; 4] {
     let (avx, avx2) = (s.avx, s.avx2);
     let exp = avx._mm256_set1_epi32(0x4b00_0000);
     let bias = avx._mm256_set1_ps(8_388_608.0 + f32::from(o));
-    let z = -128i8;
-    let sel = |j: i8| {
-        avx._mm256_setr_epi8(
-            j,
-            z,
-            z,
-            z,
-            4 + j,
-            z,
-            z,
-            z,
-            8 + j,
-            z,
-            z,
-            z,
-            12 + j,
-            z,
-            z,
-            z,
-            j,
-            z,
-            z,
-            z,
-            4 + j,
-            z,
-            z,
-            z,
-            8 + j,
-            z,
-            z,
-            z,
-            12 + j,
-            z,
-            z,
-            z,
-        )
-    };
     let b = [
         avx2._mm256_and_si256(u, avx._mm256_set1_epi32(0xff)),
-        avx2._mm256_shuffle_epi8(u, sel(1)),
-        avx2._mm256_shuffle_epi8(u, sel(2)),
-        avx2._mm256_shuffle_epi8(u, sel(3)),
+        avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_DOWN[1]; 2])),
+        avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_DOWN[2]; 2])),
+        avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_DOWN[3]; 2])),
     ];
     let mut out = [avx._mm256_setzero_ps(); 4];
     for (o, &v) in out.iter_mut().zip(&b) {
         *o = avx._mm256_sub_ps(pulp::cast(avx2._mm256_or_si256(v, exp)), bias);
+    }
+    out
+}
+
+/// The AVX-512 form of [`split_floats`]: field `t` of each 32-bit lane of `u` (byte `t`, an
+/// unsigned offset code) as the f32 of the code minus `off`, exactly (`2^23 + u' - (2^23 + off)`).
+/// Byte 0 is masked under the exponent of 2^23 by one `vpternlogd`, bytes 1-3 are moved down by
+/// a byte shuffle (port 5) and ORed with it; the shift pair and conversion they replace all ran
+/// on port 0 of Intel's server cores, which the multiply and FMA share (measured in the module
+/// docs).
+#[inline(always)]
+fn split_floats_v4(s: pulp::x86::V4, u: __m512i, off: f32) -> [__m512; 4] {
+    let (f, bw) = (s.avx512f, s.avx512bw);
+    let exp = f._mm512_set1_epi32(0x4b00_0000);
+    let bias = f._mm512_set1_ps(8_388_608.0 + off);
+    // (u & 0xff) | exp: ternary-logic truth table 0xEA is (a & b) | c.
+    let b0 = f._mm512_ternarylogic_epi32::<0xea>(u, f._mm512_set1_epi32(0xff), exp);
+    let b = [
+        b0,
+        f._mm512_or_si512(bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_DOWN[1]; 4])), exp),
+        f._mm512_or_si512(bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_DOWN[2]; 4])), exp),
+        f._mm512_or_si512(bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_DOWN[3]; 4])), exp),
+    ];
+    let mut out = [f._mm512_setzero_ps(); 4];
+    for (o, &v) in out.iter_mut().zip(&b) {
+        *o = f._mm512_sub_ps(pulp::cast(v), bias);
     }
     out
 }
