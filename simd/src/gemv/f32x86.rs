@@ -556,27 +556,15 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
         for (r, &row) in rows.iter().enumerate() {
             let full = CHUNK * (c + 1) <= k;
             let direct = KIND >= BF16 && full;
-            let q: [__m256i; 4] = if KIND < 3 {
-                // Q4/Q5/Q6: the offset codes `u'` in position order, read by `split_floats`.
+            let q: [__m256i; 4] = if KIND < BF16 {
+                // The register decode in position order: Q4/Q5/Q6 offset codes `u'` (read by
+                // `split_floats`), W8 the signed codes themselves.
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
                 // One row ahead in its stream, as the I8 kernels do.
                 super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
                 decode_v3(s, g, &codes[at..at + cb])
-            } else if KIND < BF16 {
-                let g = grouped(KIND);
-                let cb = 16 * g.bits() as usize;
-                let at = row * rcb + c * cb;
-                super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
-                let u = decode_v3(s, g, &codes[at..at + cb]);
-                let o = avx._mm256_set1_epi8(offset(g));
-                [
-                    avx2._mm256_sub_epi8(u[0], o),
-                    avx2._mm256_sub_epi8(u[1], o),
-                    avx2._mm256_sub_epi8(u[2], o),
-                    avx2._mm256_sub_epi8(u[3], o),
-                ]
             } else {
                 if !direct {
                     w.pre_chunk(row, c, &mut buf);
@@ -595,7 +583,7 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
             for blk in 0..4 {
                 let wv: [__m256; 4] = if KIND < 3 {
                     // Staged order `SPLIT_V3`: vector j of the block holds field j of each 32-bit
-                    // lane, sign-extended by a left and an arithmetic right shift.
+                    // lane, as floats by `split_floats`.
                     let sg = avx._mm256_set1_ps(sc[r * gp + 2 * c + blk / 2]);
                     let qf = split_floats(s, q[blk], offset(grouped(KIND)));
                     let mut wv = [avx._mm256_setzero_ps(); 4];
