@@ -79,11 +79,7 @@ pub fn llc_bytes() -> usize {
 /// cache: 1 when the payload is below half the LLC (the cache-resident case), else enough copies
 /// to total at least four LLCs (at least 2).
 pub fn rotation_copies(len: usize, llc: usize) -> usize {
-    if len == 0 || len < llc / 2 {
-        1
-    } else {
-        (4 * llc).div_ceil(len).max(2)
-    }
+    Placement::Auto.copies(len, llc)
 }
 
 /// When a measurement rotates its weights over copies (see the module docs).
@@ -121,9 +117,9 @@ impl Placement {
     /// Copies of a `len`-byte payload to rotate over, for an LLC of `llc` bytes.
     pub fn copies(self, len: usize, llc: usize) -> usize {
         match self {
-            Placement::Auto => rotation_copies(len, llc),
-            Placement::Memory if len > 0 => (4 * llc).div_ceil(len).max(2),
-            Placement::Memory | Placement::Cache => 1,
+            Placement::Auto if len < llc / 2 => 1,
+            Placement::Auto | Placement::Memory if len > 0 => (4 * llc).div_ceil(len).max(2),
+            Placement::Auto | Placement::Memory | Placement::Cache => 1,
         }
     }
 }
