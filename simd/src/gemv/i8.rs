@@ -27,6 +27,9 @@
 //!   `_mm256_maddubs_epi16(|xq|, q * sign)` (no saturation: `2 * 127 * 127 < 2^15`),
 //!   `_mm256_madd_epi16(.., 1)` to i32, `cvtepi32_ps` and one FMA per 32 weights into 4
 //!   accumulators. `V3_512b` runs this kernel too (there is no 16-lane integer emulation).
+//!   This is the reference of the AVX2 NVFP4 fast path; the AVX2 row-split fast path sums each
+//!   32-position block to one exact integer first and has its own fixed order (see
+//!   `gemv/i8x86.rs`, "block totals"), with [`QuantAct::dblk`] and [`QuantAct::bsum`].
 //! - x86 `V4` (AVX-512BW): the same with 64-byte registers; the sign is applied with
 //!   `_mm512_movepi8_mask` + `_mm512_mask_sub_epi8` (AVX-512 has no `sign_epi8`).
 //! - NEON: `vdotq_s32` (sdot) where the CPU has dotprod, else `vmull_s8`/`vmull_high_s8` and
@@ -58,6 +61,22 @@ pub(crate) struct QuantAct {
     /// product with codes offset by `+offset` (empty when `offset` is 0).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) corr: Vec<[i32; CHUNK / 8]>,
+    /// Per batch row, [`QuantAct::bstride`] entries: the step `d_b` of each 32-position block
+    /// (zero past the last chunk), the block-total order's operand (see `gemv/i8x86.rs`).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) dblk: Vec<f32>,
+    /// The same layout: `sum xq` over each block (exact), for the offset correction.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) bsum: Vec<i32>,
+}
+
+impl QuantAct {
+    /// Entries per batch row of [`QuantAct::dblk`] and [`QuantAct::bsum`]: the blocks of the
+    /// chunks rounded up to a whole pair of chunks (eight blocks).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) fn bstride(&self) -> usize {
+        8 * self.chunks.div_ceil(2)
+    }
 }
 
 /// [`quantize`] compiled inside an ISA token's `target_feature` context (see
@@ -127,6 +146,19 @@ pub(crate) fn quantize(
             }
         }
     }
+    let bstride = 8 * chunks.div_ceil(2);
+    let mut dblk = vec![0f32; nb * bstride];
+    let mut bsum = vec![0i32; nb * bstride];
+    for b in 0..nb {
+        for c in 0..chunks {
+            for i in 0..4 {
+                let at = b * bstride + 4 * c + i;
+                dblk[at] = dsub[b * chunks + c][2 * i];
+                let codes = &xq[b * chunks + c][I8_BLOCK * i..I8_BLOCK * (i + 1)];
+                bsum[at] = codes.iter().map(|&q| i32::from(q)).sum();
+            }
+        }
+    }
     let (split, corr) = if offset == 0 {
         (Vec::new(), Vec::new())
     } else {
@@ -151,6 +183,8 @@ pub(crate) fn quantize(
         dsub,
         split,
         corr,
+        dblk,
+        bsum,
     })
 }
 
@@ -610,6 +644,25 @@ mod tests {
                     );
                 }
             }
+            // The block forms: steps and code sums per block, zeros up to the pair boundary.
+            let bs = act.bstride();
+            assert_eq!(bs, 8 * chunks.div_ceil(2));
+            for blk in 0..bs {
+                let (c, i) = (blk / 4, blk % 4);
+                let (d, sum) = if c < chunks {
+                    let q = &act.xq[b * chunks + c][I8_BLOCK * i..I8_BLOCK * (i + 1)];
+                    (act.dsub[b * chunks + c][2 * i], q.iter().map(|&v| v as i32).sum())
+                } else {
+                    (0.0, 0)
+                };
+                assert_eq!(
+                    act.dblk[b * bs + blk].to_bits(),
+                    d.to_bits(),
+                    "row {b} block {blk}"
+                );
+                assert_eq!(act.bsum[b * bs + blk], sum, "row {b} block {blk}");
+            }
+            assert!(act.bsum[b * bs..(b + 1) * bs].iter().any(|&v| v != 0));
         }
     }
 

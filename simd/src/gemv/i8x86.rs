@@ -11,43 +11,64 @@
 //!   (flipping the top bit of each word: `xor 0x88` on nibble bytes, the complement of the Q5
 //!   high plane, `xor 0xAA` on the Q6 one), so `maddubs(u', xq)` computes `sum (q + o) xq`
 //!   without saturation (`2 * 63 * 127 < 2^15`), and the exact integer correction
-//!   `-o * sum xq` is made in registers from the same activation codes (`maddubs(o, xq)`
-//!   subtracted in i16 on AVX2 — `|sum q xq| <= 2 * 32 * 127` per pair, exact; a `vpdpbusd` or
-//!   `maddubs` + `madd` per half on AVX-512, shared by the weight rows of a pass): the i32
-//!   block sums are exactly `sum q xq`, as in the generic kernel;
+//!   `-o * sum xq` is subtracted (on AVX2 from the block totals, eight blocks at a time, as
+//!   `sum xq << log2 o` from the staging's block sums; on AVX-512 made in registers from the
+//!   same activation codes, a `vpdpbusd` or `maddubs` + `madd` per half shared by the weight
+//!   rows of a pass): the i32 block sums are exactly `sum q xq`, as in the generic kernel;
 //! - W8 codes span [-127, 127] (`u'` would saturate `maddubs`): `maddubs(|xq|, sign(q, xq))`.
 //!
 //! The activations are read as codes and one step per block only (1 byte + 1/8 of a float per
 //! position: at K = 8192 they stay in the L1 cache while the weights stream past).
 //!
-//! The float part is the generic kernel's, operation for operation: per 32-position block one
-//! product `s_g * d_b` and one FMA of the converted i32 lanes into the accumulator of that
-//! block's position in the chunk (4 accumulators on AVX2, 2 on AVX-512), then the same fixed
-//! reduction. The integer sums being exact, the result is bit-identical to
-//! [`super::i8::rows`] with [`super::i8::V3I8`] / [`super::i8::V4I8`] (and `V3_512b`, which runs
-//! the AVX2 kernel), for every batch size and thread count (tested in `gemv/x86_tests.rs`).
+//! **The float part, AVX-512** is the generic kernel's, operation for operation: per 32-position
+//! block one product `s_g * d_b` and one FMA of the converted i32 lanes into the accumulator of
+//! that block's position in the chunk (2 accumulators), then the same fixed reduction. The
+//! integer sums being exact, the result is bit-identical to [`super::i8::rows`] with
+//! [`super::i8::V4I8`], for every batch size and thread count (tested in `gemv/x86_tests.rs`).
+//!
+//! **The float part, AVX2: block totals.** Converting and multiply-adding every i32 lane of
+//! every block (a product, a conversion and an FMA per block, all on Intel's ports 0 and 1 with
+//! the `maddubs` and `madd`) left the kernel instruction-bound. Instead each block's lanes are
+//! summed first: the kernel takes two chunks (eight blocks) at a time, reduces the eight i32
+//! vectors to one vector whose lane j is the exact integer dot `T_j` of block j (for Q4/Q5/Q6
+//! the first step is a `hadd_epi16` of two blocks' `maddubs` lanes before the widening `madd`,
+//! one `madd` per two blocks — two such lanes sum to at most `2 * 2 * 63 * 127 < 2^15`; then
+//! `hadd_epi32` steps and a cross-half add), subtracts the
+//! offset corrections of the eight blocks at once (`o * sum xq`, summed once per call by the
+//! staging, [`QuantAct::bsum`]), converts (exact: `|T_j| < 2^24`) and does one FMA
+//! `lane_j += T_j * (s_j * d_j)` with the eight block scales and steps as vectors. A missing
+//! second chunk (an odd chunk count) is eight zero blocks with zero scales and steps; the row
+//! result is [`tree8`] of the eight lanes. This order is written plainly in
+//! `x86_tests::v3_block_order` from the generic decoder, and the kernel is bit-identical to it
+//! for every scheme, batch size 1..=8 and K from 1 to 4097. It meets the `I8` criterion (the
+//! same roundings per block: one product, one FMA, then additions). Xeon (Emerald Rapids), AVX2,
+//! one thread, 256 x 8192 (L2-resident), medians of 3, G weights/s: Q4 23.3 -> 29.1, Q5 18.2 ->
+//! 21.6, Q6 19.2 -> 22.9, W8 20.3 -> 25.1. (`V3_512b` runs this kernel too.)
 //!
 //! **Shape of the loops.** Each kernel is monomorphised over the scheme and the batch size
-//! ([`by_scheme_and_batch`]), so the decode has no branch and the accumulators are registers;
-//! the AVX-512 kernel does several weight rows per pass, sharing every activation load and
-//! correction: for one batch row, four rows from the four quarters of the thread's row block
-//! (four sequential weight streams far apart), for two batch rows two (the two halves). Far
-//! apart matters: two adjacent rows per pass gave 28 G weights/s for Q4 8192x8192 from memory
-//! on one thread, four quarters give 36 (the cache-resident rate); W8 11 -> 17. Each chunk's
+//! ([`by_scheme_and_batch`]), so the decode has no branch and the accumulators are registers.
+//! Both kernels do several weight rows per pass from parts of the thread's row block far apart
+//! (several sequential weight streams). AVX-512, sharing every activation load and correction
+//! between the rows of a pass: for one batch row, four rows from the four quarters of the
+//! block, for two batch rows two (the two halves). Far apart matters: two adjacent rows per pass
+//! gave 28 G weights/s for Q4 8192x8192 from memory on one thread, four quarters give 36 (the
+//! cache-resident rate); W8 11 -> 17. AVX2, for one batch row, two streams ([`V3_STREAMS`]),
+//! interleaved a chunk pair at a time (only the accumulators are doubled: the 16 registers
+//! held two decoded rows badly): 8192x8192 from memory, two threads, medians of 3, G weights/s:
+//! Q4 42.2 -> 45.8, Q5 32.4 -> 34.5, Q6 30.3 -> 31.7 (four streams: no better). Each chunk's
 //! bytes are software-prefetched one row ahead in its stream: measured 12 -> 15 GB/s from memory
-//! on one thread against a fixed 4 KiB distance. Every line of the chunk's span is prefetched
-//! (`prefetch_span`; one prefetch per chunk missed every other line of a 128-byte W8 chunk and
-//! every third of a 96-byte Q6 one): Xeon (Emerald Rapids), 8192x8192 from memory, one thread,
-//! medians of 3 alternations, G weights/s: AVX2 W8 10.05 -> 12.01 (two threads 20.0 -> 23.6),
-//! AVX-512 W8 12.28 -> 13.70, Q6 17.36 -> 18.64, Q5 20.99 -> 21.94. The AVX2 kernel keeps one
-//! row per pass: two streams there (16 vector registers) made it slower (measured, one thread,
-//! 8192x8192 from memory: Q4 29 -> 17-23, W8 15 -> 11-12 G weights/s).
+//! on one thread against a fixed 4 KiB distance (two rows ahead: no better). Every line of the
+//! chunk's span is prefetched (`prefetch_span`; one prefetch per chunk missed every other line
+//! of a 128-byte W8 chunk and every third of a 96-byte Q6 one): Xeon (Emerald Rapids), 8192x8192
+//! from memory, one thread, medians of 3 alternations, G weights/s: AVX2 W8 10.05 -> 12.01 (two
+//! threads 20.0 -> 23.6), AVX-512 W8 12.28 -> 13.70, Q6 17.36 -> 18.64, Q5 20.99 -> 21.94.
 
 use core::arch::x86_64::{__m256, __m256i, __m512i};
 
 use ninfer_core::registry::Grouped;
 
 use super::i8::{tree8, I8Job, QuantAct};
+use super::store_rows;
 use crate::weights::{f16_to_f32_branchless, Weights, CHUNK};
 
 /// Load 32 bytes (an unaligned load after inlining).
@@ -269,6 +290,54 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
     }
 }
 
+/// The eight i32 lanes of each of `m[0..8]` summed: lane j of the result is the total of `m[j]`.
+#[inline(always)]
+fn totals8(s: pulp::x86::V3, m: &[__m256i; 8]) -> __m256i {
+    let avx2 = s.avx2;
+    let h01 = avx2._mm256_hadd_epi32(m[0], m[1]);
+    let h23 = avx2._mm256_hadd_epi32(m[2], m[3]);
+    let h45 = avx2._mm256_hadd_epi32(m[4], m[5]);
+    let h67 = avx2._mm256_hadd_epi32(m[6], m[7]);
+    // Lane j (j < 4) of `a`: the low 128 bits of m[j] summed; lane 4 + j: the high 128 bits.
+    let a = avx2._mm256_hadd_epi32(h01, h23);
+    let b = avx2._mm256_hadd_epi32(h45, h67);
+    avx2._mm256_add_epi32(
+        avx2._mm256_permute2x128_si256::<0x20>(a, b),
+        avx2._mm256_permute2x128_si256::<0x31>(a, b),
+    )
+}
+
+/// [`totals8`] after its first step: `m[i]` is `hadd_epi32` of the i32 lanes of blocks `2i` and
+/// `2i + 1`.
+#[inline(always)]
+fn totals4(s: pulp::x86::V3, m: &[__m256i; 4]) -> __m256i {
+    let avx2 = s.avx2;
+    let a = avx2._mm256_hadd_epi32(m[0], m[1]);
+    let b = avx2._mm256_hadd_epi32(m[2], m[3]);
+    avx2._mm256_add_epi32(
+        avx2._mm256_permute2x128_si256::<0x20>(a, b),
+        avx2._mm256_permute2x128_si256::<0x31>(a, b),
+    )
+}
+
+/// The weight scale of every 32-position block of `row` into `out` (`2 * gp` or `gp` values,
+/// zero after them).
+#[inline(always)]
+pub(crate) fn block_scales(g: Grouped, scales: &[u8], row: usize, gp: usize, out: &mut [f32]) {
+    let s = &scales[2 * row * gp..2 * (row + 1) * gp];
+    if g.group_size() == 64 {
+        for (o, b) in out.chunks_exact_mut(2).zip(s.chunks_exact(2)) {
+            let v = f16_to_f32_branchless(u16::from_le_bytes([b[0], b[1]]));
+            o[0] = v;
+            o[1] = v;
+        }
+    } else {
+        for (o, b) in out.iter_mut().zip(s.chunks_exact(2)) {
+            *o = f16_to_f32_branchless(u16::from_le_bytes([b[0], b[1]]));
+        }
+    }
+}
+
 /// One scheme `G` ([`grouped`]), batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
 #[inline(always)]
 fn rows_v3_impl<const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
@@ -290,64 +359,166 @@ fn rows_v3_impl<const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '
     else {
         return;
     };
-    let QuantAct { chunks, xq, dsub, .. } = act;
-    let chunks = *chunks;
+    let rs = Rows {
+        codes,
+        scales,
+        rcb,
+        gp,
+        chunks: act.chunks,
+        act,
+        nb: nb.min(NB),
+    };
+    let mut sb = vec![0f32; V3_STREAMS * act.bstride()];
+    let mut row = match NB {
+        1 => passes_v3::<G, NB, V3_STREAMS>(s, rs, r0, r1, ys, &mut sb),
+        _ => r0,
+    };
+    while row < r1 {
+        let y = block_v3::<G, NB, 1>(s, rs, [row], &mut sb);
+        store_rows(ys, r0, [row], &y, rs.nb);
+        row += 1;
+    }
+}
+
+/// Weight streams of the AVX2 kernel with one batch row (see the module docs).
+const V3_STREAMS: usize = 2;
+
+/// The passes of `R` weight streams over the row block `r0..r1` (as [`stream_passes`]).
+#[inline(always)]
+fn passes_v3<const G: u8, const NB: usize, const R: usize>(
+    s: pulp::x86::V3,
+    rs: Rows<'_>,
+    r0: usize,
+    r1: usize,
+    ys: &mut [&mut [f32]],
+    sb: &mut [f32],
+) -> usize {
+    let q = (r1 - r0) / R;
+    for i in 0..q {
+        let rows = super::stream_rows(r0, q, i);
+        let y = block_v3::<G, NB, R>(s, rs, rows, sb);
+        store_rows(ys, r0, rows, &y, rs.nb);
+    }
+    r0 + R * q
+}
+
+/// Weight rows `rows` (one per stream, chunk pairs interleaved) against the live batch rows:
+/// `out[r][b]`.
+#[inline(always)]
+fn block_v3<const G: u8, const NB: usize, const R: usize>(
+    s: pulp::x86::V3,
+    rs: Rows<'_>,
+    rows: [usize; R],
+    sb: &mut [f32],
+) -> [[f32; NB]; R] {
+    let Rows {
+        codes,
+        scales,
+        rcb,
+        gp,
+        chunks,
+        act,
+        nb,
+    } = rs;
+    let g = grouped(G);
+    let cb = 16 * g.bits() as usize;
+    let bstride = act.bstride();
+    let zero = s.avx._mm256_setzero_si256();
+    for (r, &row) in rows.iter().enumerate() {
+        block_scales(g, scales, row, gp, &mut sb[r * bstride..(r + 1) * bstride]);
+    }
+    let sb = &*sb;
+    let mut acc = [[s.avx._mm256_setzero_ps(); NB]; R];
+    for p in 0..chunks / 2 {
+        for r in 0..R {
+            let at = rows[r] * rcb + 2 * p * cb;
+            let two = &codes[at..at + 2 * cb];
+            // One pass (one row) ahead, see the module docs.
+            super::fp8x86::prefetch_span(s.sse, two.as_ptr().wrapping_add(rcb), 2 * cb);
+            let u = [decode_v3(s, g, two), decode_v3(s, g, &two[cb..])];
+            pair_v3::<G, NB>(s, act, nb, p, u, &sb[r * bstride..], &mut acc[r]);
+        }
+    }
+    if chunks % 2 == 1 {
+        for r in 0..R {
+            let at = rows[r] * rcb + (chunks - 1) * cb;
+            let last = &codes[at..at + cb];
+            super::fp8x86::prefetch_span(s.sse, last.as_ptr().wrapping_add(rcb), cb);
+            let u = [decode_v3(s, g, last), [zero; 4]];
+            pair_v3::<G, NB>(s, act, nb, chunks / 2, u, &sb[r * bstride..], &mut acc[r]);
+        }
+    }
+    let mut out = [[0f32; NB]; R];
+    for (o, a) in out.iter_mut().zip(&acc) {
+        for (y, v) in o.iter_mut().zip(a).take(nb) {
+            *y = tree8(pulp::cast(*v));
+        }
+    }
+    out
+}
+
+/// Chunk pair `p` (chunks `2p`, `2p + 1`; `u[1]` zero past the last chunk) of one weight row,
+/// decoded into `u`, against `nb` batch rows: the eight block totals, each folded into lane j of
+/// `acc[b]` by one multiply-add with `s_j * d_j` (see the module docs).
+#[inline(always)]
+fn pair_v3<const G: u8, const NB: usize>(
+    s: pulp::x86::V3,
+    act: &QuantAct,
+    nb: usize,
+    p: usize,
+    u: [[__m256i; 4]; 2],
+    sb: &[f32],
+    acc: &mut [__m256; NB],
+) {
     let g = grouped(G);
     let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
-    let cb = 16 * g.bits() as usize;
-    let per = CHUNK / g.group_size();
     let w8 = g == Grouped::W8;
     let ones = avx._mm256_set1_epi16(1);
-    // The code offset as bytes: `maddubs(o, xq)` + `madd` is the correction `o * sum xq` of
-    // each i32 lane (see the module docs).
-    let ob = avx._mm256_set1_epi8(offset(g));
-    let live = |b: usize| NB <= 2 || b < nb;
-    let mut sc = vec![0f32; gp];
-    for row in r0..r1 {
-        row_scales(scales, row, gp, &mut sc);
-        let mut acc = [[avx._mm256_setzero_ps(); 4]; NB];
-        let rc = &codes[row * rcb..row * rcb + chunks * cb];
-        for (c, chunk) in rc.chunks_exact(cb).enumerate() {
-            // One pass (one row) ahead, see the module docs.
-            super::fp8x86::prefetch_span(s.sse, chunk.as_ptr().wrapping_add(rcb), cb);
-            let u = decode_v3(s, g, chunk);
-            // The weight scale of each 32-position block (group blk * per / 4 of the chunk).
-            let sg = [
-                avx._mm256_set1_ps(sc[c * per]),
-                avx._mm256_set1_ps(sc[c * per + per / 4]),
-                avx._mm256_set1_ps(sc[c * per + 2 * per / 4]),
-                avx._mm256_set1_ps(sc[c * per + 3 * per / 4]),
-            ];
-            for (b, a) in acc.iter_mut().enumerate() {
-                if !live(b) {
-                    break;
-                }
-                let i = b * chunks + c;
-                let xv: [__m256i; 4] = pulp::cast(xq[i]);
-                let d = &dsub[i];
-                for blk in 0..4 {
-                    let m = if w8 {
-                        let ax = avx2._mm256_abs_epi8(xv[blk]);
-                        let p = avx2._mm256_maddubs_epi16(ax, avx2._mm256_sign_epi8(u[blk], xv[blk]));
-                        avx2._mm256_madd_epi16(p, ones)
-                    } else {
-                        let p = avx2._mm256_maddubs_epi16(u[blk], xv[blk]);
-                        let o = avx2._mm256_maddubs_epi16(ob, xv[blk]);
-                        avx2._mm256_madd_epi16(avx2._mm256_sub_epi16(p, o), ones)
-                    };
-                    // `s_g * d_b`: the generic kernel's `sd` (the same product).
-                    let sv = avx._mm256_mul_ps(sg[blk], avx._mm256_set1_ps(d[2 * blk]));
-                    a[blk] = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(m), sv, a[blk]);
-                }
+    let zero = avx._mm256_setzero_si256();
+    let shift = s.sse2._mm_cvtsi32_si128(offset(g).trailing_zeros() as i32);
+    let (chunks, bstride) = (act.chunks, act.bstride());
+    let sv: &[f32; 8] = sb[8 * p..8 * p + 8].try_into().unwrap_or(&[0.0; 8]);
+    let sv: __m256 = pulp::cast(*sv);
+    for (b, a) in acc.iter_mut().enumerate().take(nb) {
+        let c = b * chunks + 2 * p;
+        let x0 = &act.xq[c];
+        let x1 = if 2 * p + 1 < chunks {
+            &act.xq[c + 1]
+        } else {
+            &[0; CHUNK]
+        };
+        let xv: [[__m256i; 4]; 2] = [pulp::cast(*x0), pulp::cast(*x1)];
+        let t = if w8 {
+            let mut m = [zero; 8];
+            for j in 0..8 {
+                let (uq, xq) = (u[j / 4][j % 4], xv[j / 4][j % 4]);
+                let p = avx2._mm256_maddubs_epi16(avx2._mm256_abs_epi8(xq), avx2._mm256_sign_epi8(uq, xq));
+                m[j] = avx2._mm256_madd_epi16(p, ones);
             }
-        }
-        for (b, a) in acc.iter().enumerate() {
-            if !live(b) {
-                break;
+            totals8(s, &m)
+        } else {
+            // `maddubs(u', xq)` lanes are at most `2 * 63 * 127`: the sum of two adjacent ones
+            // fits in i16, so the first reduction step is `hadd_epi16` before the widening
+            // `madd`, one `madd` per two blocks.
+            let mut m = [zero; 4];
+            for (i, mi) in m.iter_mut().enumerate() {
+                let (j0, j1) = (2 * i, 2 * i + 1);
+                let p0 = avx2._mm256_maddubs_epi16(u[j0 / 4][j0 % 4], xv[j0 / 4][j0 % 4]);
+                let p1 = avx2._mm256_maddubs_epi16(u[j1 / 4][j1 % 4], xv[j1 / 4][j1 % 4]);
+                *mi = avx2._mm256_madd_epi16(avx2._mm256_hadd_epi16(p0, p1), ones);
             }
-            let t: __m256 = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
-            ys[b][row - r0] = tree8(pulp::cast(t));
+            totals4(s, &m)
+        };
+        let at = b * bstride + 8 * p;
+        let mut t = t;
+        if !w8 {
+            // The offset correction `-o * sum xq` of each block (`o` a power of two).
+            let bs: &[i32; 8] = act.bsum[at..at + 8].try_into().unwrap_or(&[0; 8]);
+            t = avx2._mm256_sub_epi32(t, avx2._mm256_sll_epi32(pulp::cast(*bs), shift));
         }
+        let dv: &[f32; 8] = act.dblk[at..at + 8].try_into().unwrap_or(&[0.0; 8]);
+        let sd = avx._mm256_mul_ps(sv, pulp::cast(*dv));
+        *a = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(t), sd, *a);
     }
 }
 
