@@ -70,7 +70,11 @@
 //! byte per word, 4.1 either way); 8192x8192 with its 256 MiB source streamed from memory Q4
 //! 1.21 -> 1.93-2.17, Q5 1.06 -> 1.78, Q6 0.97 -> 1.73. Prefetching the next 4 KiB source block
 //! before the three passes over the current one: 8192x8192 Q4 1.16 -> 1.23, W8 1.68 -> 1.93
-//! (two blocks ahead measured the same as one).
+//! (two blocks ahead measured the same as one). Spreading those prefetches over the amax pass
+//! instead (with each group, the lines of the same group of the next block: 4 lines per Q4
+//! group rather than 64 at once, more than the core's outstanding-miss slots), 8192x8192, one
+//! thread, medians of 3: AVX2 Q4 1.85 -> 2.46, W8 1.89 -> 2.12; AVX-512 Q4 2.07 -> 2.24, Q5
+//! 2.08 -> 2.22, W8 2.02 -> 2.33; two threads AVX2 Q4 3.9 -> 5.3 (two blocks ahead: the same).
 //!
 //! # Paths, dispatch and threads
 //!
@@ -388,7 +392,6 @@ fn encode_rows<S: Simd, const B: u32>(simd: S, op: RowsOp<'_>) -> Result<(), Enc
             let len = BLOCK.min(kp - b0); // physical positions, a multiple of 128
             let logical = len.min(k - b0); // b0 < kp, hence b0 < k
             let base = row * k + b0;
-            prefetch_next_block(src, base + len);
             let x: &[f32] = match src {
                 Source::F32(s) if logical == len => &s[base..base + len],
                 _ => {
@@ -397,7 +400,8 @@ fn encode_rows<S: Simd, const B: u32>(simd: S, op: RowsOp<'_>) -> Result<(), Enc
                 }
             };
             let groups = len / gs;
-            for (a, xs) in amax.iter_mut().zip(x.chunks_exact(gs)) {
+            for (gi, (a, xs)) in amax.iter_mut().zip(x.chunks_exact(gs)).enumerate() {
+                prefetch_lines(src, base + PF_DIST * len + gi * gs, gs);
                 *a = group_amax(simd, xs);
             }
             amax[groups..].fill(0);
@@ -442,17 +446,22 @@ fn encode_rows<S: Simd, const B: u32>(simd: S, op: RowsOp<'_>) -> Result<(), Enc
     Ok(())
 }
 
-/// Software-prefetch the f32 source block that starts at element `next` (the next block of this
-/// row or the start of the next row): the three passes over a block are compute, and without it
-/// the block's first pass waits on memory (see the module docs). A no-op off x86-64 and for the
-/// other source types; a prefetch never faults, so `next` may point past the source.
+/// How far ahead the amax pass prefetches the f32 source, in blocks: with group `i` of a block
+/// it prefetches the lines of group `i` of the block [`PF_DIST`] blocks on (the next block of
+/// this row or the start of the next row); see the module docs.
+const PF_DIST: usize = 1;
+
+/// Software-prefetch the cache lines of the f32 source elements `next .. next + n` (the three
+/// passes over a block are compute, and without it the block's first pass waits on memory). A
+/// no-op off x86-64 and for the other source types; a prefetch never faults, so `next` may point
+/// past the source.
 #[inline(always)]
-fn prefetch_next_block(src: Source<'_>, next: usize) {
+fn prefetch_lines(src: Source<'_>, next: usize, n: usize) {
     #[cfg(target_arch = "x86_64")]
     if let Source::F32(s) = src {
         let p = s.as_ptr().wrapping_add(next).cast::<i8>();
         let mut off = 0;
-        while off < 4 * BLOCK {
+        while off < 4 * n {
             // SAFETY: SSE is part of the x86-64 baseline, and a prefetch reads nothing and never
             // faults, whatever the address.
             unsafe {
@@ -462,7 +471,7 @@ fn prefetch_next_block(src: Source<'_>, next: usize) {
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (src, next);
+    let _ = (src, next, n);
 }
 
 /// Convert source elements `base .. base + len` to binary32 into `buf[..len]` and zero the rest
