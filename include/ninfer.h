@@ -537,8 +537,8 @@ typedef struct ninfer_plane {
  *
  * | member | contiguous-le-v1 | row-split-k128-v1 | blockscale-k16-m128x4-v1 | row-scale-v1 |
  * |---|---|---|---|---|
- * | `rows` | dims[0] (1 at rank 0) | N | N | N |
- * | `row_len` | product of dims[1..] | K | K | K |
+ * | `rows` | `dims[0]` (1 at rank 0) | N | N | N |
+ * | `row_len` | product of `dims[1..]` | K | K | K |
  * | `k_physical` | row_len | align(K, 128) | align(K, 64) | K |
  * | `row_code_bytes` | row_len * width | Kp / 128 * 16 * b | Kp / 2 | K |
  * | `groups` | 0 | ceil(K / G) | K / 16 | 1 |

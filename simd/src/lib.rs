@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | [`dequantize_f32`], [`gather_f32`] | rows (a range, or a list for embedding lookups) to f32 | `Exact` |
 //! | [`dequantize_bf16`], [`gather_bf16`] | rows to BF16 words | `Exact` |
-//! | [`gemv`] | `y[N] = W[N, K] x[K]` | `F32` or `I8` |
+//! | [`gemv()`] | `y[N] = W[N, K] x[K]` | `F32` or `I8` |
 //! | [`gemv_batch`] | `Y[B, N]`, row b = `W x_b`, `1 <= B <= `[`MAX_BATCH`] | `F32` or `I8` |
 //!
 //! Every function takes the tensor descriptor (`ninfer_core::layout::TensorDesc`: format,
@@ -238,7 +238,7 @@ impl Isa {
         dequant_list(self, Op::GatherBf16, desc, payload, rows, out, threads)
     }
 
-    /// [`gemv`] on this instruction set.
+    /// [`gemv()`] on this instruction set.
     pub fn gemv(
         self,
         desc: &TensorDesc,
@@ -329,7 +329,7 @@ pub fn gemv(
 }
 
 /// The small batch: `x` holds `batch` activation rows of K (row-major), `y` gets `batch` rows of
-/// N, row b being `W x_b` computed exactly as [`gemv`] computes it. `1 <= batch <= MAX_BATCH`.
+/// N, row b being `W x_b` computed exactly as [`gemv()`] computes it. `1 <= batch <= MAX_BATCH`.
 /// The weights are read once for the whole batch.
 pub fn gemv_batch(
     desc: &TensorDesc,

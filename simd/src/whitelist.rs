@@ -22,7 +22,7 @@ pub enum Op {
     GatherF32,
     /// Decode a list of rows to BF16 words ([`crate::gather_bf16`]).
     GatherBf16,
-    /// `y[N] = W[N, K] x[K]` ([`crate::gemv`]).
+    /// `y[N] = W[N, K] x[K]` ([`crate::gemv()`]).
     Gemv,
     /// `Y[B, N] = X[B, K] W[N, K]^T` for `1 <= B <= 8` ([`crate::gemv_batch`]).
     GemvBatch,

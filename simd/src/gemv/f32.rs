@@ -4,7 +4,7 @@
 //! [`crate::weights`]) and multiplied into four `S::f32s` accumulators per batch row with
 //! `mul_add_e_f32s` (fused where the ISA has FMA; mul + add on `Scalar` — either way the
 //! criterion holds, see [`crate::C_F32`]). The four accumulators are summed in a fixed order,
-//! reduced with pulp's fixed pairwise tree and finished with the row's [`Post`] step (NVFP4
+//! reduced with pulp's fixed pairwise tree and finished with the row's [`Post`](crate::weights::Post) step (NVFP4
 //! `/ d_w`, FP8 `* s_row`). Written once over `pulp::Simd`: 1 lane (`Scalar`), 4 (NEON),
 //! 8 (`V3`) and 16 (`V4`, `V3_512b`).
 

@@ -46,7 +46,7 @@
 //! 21.6, Q6 19.2 -> 22.9, W8 20.3 -> 25.1. (`V3_512b` runs this kernel too.)
 //!
 //! **Shape of the loops.** Each kernel is monomorphised over the scheme and the batch size
-//! ([`by_scheme_and_batch`]), so the decode has no branch and the accumulators are registers.
+//! (`by_scheme_and_batch!`), so the decode has no branch and the accumulators are registers.
 //! Both kernels do several weight rows per pass from parts of the thread's row block far apart
 //! (several sequential weight streams). AVX-512, sharing every activation load and correction
 //! between the rows of a pass: for one batch row, four rows from the four quarters of the
@@ -259,7 +259,7 @@ pub(crate) const fn grouped(g: u8) -> Grouped {
 }
 
 /// Monomorphise a row kernel `$k::<..., G, NB>` over the scheme and the batch size (1, 2, up
-/// to 4, up to [`MAX_BATCH`]): with both constant, the decode has no branch and the
+/// to 4, up to [`MAX_BATCH`](crate::MAX_BATCH)): with both constant, the decode has no branch and the
 /// accumulators are registers.
 macro_rules! by_scheme_and_batch {
     ($g:expr, $nb:expr, $k:ident [ $($c:tt),* ] ( $($a:expr),* )) => {{
