@@ -294,24 +294,23 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
 #[inline(always)]
 fn totals8(s: pulp::x86::V3, m: &[__m256i; 8]) -> __m256i {
     let avx2 = s.avx2;
-    let h01 = avx2._mm256_hadd_epi32(m[0], m[1]);
-    let h23 = avx2._mm256_hadd_epi32(m[2], m[3]);
-    let h45 = avx2._mm256_hadd_epi32(m[4], m[5]);
-    let h67 = avx2._mm256_hadd_epi32(m[6], m[7]);
-    // Lane j (j < 4) of `a`: the low 128 bits of m[j] summed; lane 4 + j: the high 128 bits.
-    let a = avx2._mm256_hadd_epi32(h01, h23);
-    let b = avx2._mm256_hadd_epi32(h45, h67);
-    avx2._mm256_add_epi32(
-        avx2._mm256_permute2x128_si256::<0x20>(a, b),
-        avx2._mm256_permute2x128_si256::<0x31>(a, b),
+    totals4(
+        s,
+        &[
+            avx2._mm256_hadd_epi32(m[0], m[1]),
+            avx2._mm256_hadd_epi32(m[2], m[3]),
+            avx2._mm256_hadd_epi32(m[4], m[5]),
+            avx2._mm256_hadd_epi32(m[6], m[7]),
+        ],
     )
 }
 
-/// [`totals8`] after its first step: `m[i]` is `hadd_epi32` of the i32 lanes of blocks `2i` and
-/// `2i + 1`.
+/// [`totals8`] after its first step: `m[i]` holds the pairwise sums of blocks `2i` and `2i + 1`
+/// (`hadd_epi32` of their lanes, or the same layout from `hadd_epi16` and `madd`).
 #[inline(always)]
 fn totals4(s: pulp::x86::V3, m: &[__m256i; 4]) -> __m256i {
     let avx2 = s.avx2;
+    // Lane j (j < 4) of `a`: the low 128 bits of block j summed; lane 4 + j: the high 128 bits.
     let a = avx2._mm256_hadd_epi32(m[0], m[1]);
     let b = avx2._mm256_hadd_epi32(m[2], m[3]);
     avx2._mm256_add_epi32(
@@ -320,10 +319,11 @@ fn totals4(s: pulp::x86::V3, m: &[__m256i; 4]) -> __m256i {
     )
 }
 
-/// The weight scale of every 32-position block of `row` into `out` (`2 * gp` or `gp` values,
-/// zero after them).
+/// The weight scale of every 32-position block of `row` into the first `2 * gp` (Q4/Q5/Q6) or
+/// `gp` (W8) entries of `out`; the rest of `out` is left as it is (zeros in the kernel's buffer,
+/// which every row writes to the same length).
 #[inline(always)]
-pub(crate) fn block_scales(g: Grouped, scales: &[u8], row: usize, gp: usize, out: &mut [f32]) {
+fn block_scales(g: Grouped, scales: &[u8], row: usize, gp: usize, out: &mut [f32]) {
     let s = &scales[2 * row * gp..2 * (row + 1) * gp];
     if g.group_size() == 64 {
         for (o, b) in out.chunks_exact_mut(2).zip(s.chunks_exact(2)) {
