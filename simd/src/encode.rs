@@ -451,24 +451,15 @@ fn encode_rows<S: Simd, const B: u32>(simd: S, op: RowsOp<'_>) -> Result<(), Enc
 /// this row or the start of the next row); see the module docs.
 const PF_DIST: usize = 1;
 
-/// Software-prefetch the cache lines of the f32 source elements `next .. next + n` (the three
-/// passes over a block are compute, and without it the block's first pass waits on memory). A
-/// no-op off x86-64 and for the other source types; a prefetch never faults, so `next` may point
-/// past the source.
+/// Software-prefetch the f32 source elements `next .. next + n` (the three passes over a block
+/// are compute, and without it the block's first pass waits on memory): every line of the span
+/// ([`crate::prefetch::span`]). A no-op off x86-64 and for the other source types; a prefetch
+/// never faults, so `next` may point past the source.
 #[inline(always)]
 fn prefetch_lines(src: Source<'_>, next: usize, n: usize) {
     #[cfg(target_arch = "x86_64")]
     if let Source::F32(s) = src {
-        let p = s.as_ptr().wrapping_add(next).cast::<i8>();
-        let mut off = 0;
-        while off < 4 * n {
-            // SAFETY: SSE is part of the x86-64 baseline, and a prefetch reads nothing and never
-            // faults, whatever the address.
-            unsafe {
-                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.wrapping_add(off));
-            }
-            off += 64;
-        }
+        crate::prefetch::span(s.as_ptr().wrapping_add(next).cast(), 4 * n);
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (src, next, n);

@@ -170,6 +170,8 @@ pub mod encode;
 mod error;
 mod gemv;
 mod isa;
+#[cfg(target_arch = "x86_64")]
+mod prefetch;
 pub mod report;
 mod threads;
 mod weights;

@@ -237,7 +237,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 // of the 64 code bytes (position `table_position(0, t, l)`), looked up in the 16-entry
                 // table `q * s` of its group (exact: section 6.2).
                 let at = row * rcb + c * 64;
-                super::fp8x86::prefetch(s.sse, codes.as_ptr().wrapping_add(at + rcb));
+                crate::prefetch::line(codes.as_ptr().wrapping_add(at + rcb));
                 let v: __m512i = ld(&codes[at..at + 64]);
                 let tbl = [
                     f._mm512_mul_ps(q4, f._mm512_set1_ps(sc[r * gp + 2 * c])),
@@ -256,7 +256,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 // its low 5 bits in the 32-entry table `q * s` of its group.
                 let cb = 80;
                 let at = row * rcb + c * cb;
-                super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
+                crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
                 let u = decode_v4(s, Grouped::Q5, &codes[at..at + cb]);
                 let mut wv = [f._mm512_setzero_ps(); 8];
                 for h in 0..2 {
@@ -275,7 +275,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
                 // The same chunk of the stream's next row: one pass ahead.
-                super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
+                crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
                 let u = decode_v4(s, g, &codes[at..at + cb]);
                 let mut wv = [f._mm512_setzero_ps(); 8];
                 for h in 0..2 {
@@ -310,7 +310,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 // The same chunk of the stream's next row: one pass ahead (BF16 only; FP32 measured
                 // slower with it).
                 let p = 2 * (row * k + CHUNK * c);
-                super::fp8x86::prefetch_span(s.sse, words.as_ptr().wrapping_add(p + 2 * k), 2 * CHUNK);
+                crate::prefetch::span(words.as_ptr().wrapping_add(p + 2 * k), 2 * CHUNK);
                 let rb = &words[p..p + 2 * CHUNK];
                 let mut wv = [f._mm512_setzero_ps(); 8];
                 for (j, o) in wv.iter_mut().enumerate() {
@@ -563,7 +563,7 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
                 // One row ahead in its stream, as the I8 kernels do.
-                super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
+                crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
                 decode_v3(s, g, &codes[at..at + cb])
             } else {
                 if !direct {
@@ -605,7 +605,7 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
                     // Staged order `BF16_V3`: the even positions of 16 words, then the odd ones.
                     let p = 2 * (row * k + CHUNK * c + 32 * blk);
                     // One pass (the stream's next row) ahead.
-                    super::fp8x86::prefetch(s.sse, words.as_ptr().wrapping_add(p + 2 * k));
+                    crate::prefetch::line(words.as_ptr().wrapping_add(p + 2 * k));
                     let rb = &words[p..p + 64];
                     let hi = avx._mm256_set1_epi32(0xffff_0000u32 as i32);
                     let mut wv = [avx._mm256_setzero_ps(); 4];

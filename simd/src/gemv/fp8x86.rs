@@ -30,6 +30,7 @@ use pulp::Simd;
 
 use super::f32x86::F32Job;
 use super::{store_rows, stream_rows};
+use crate::prefetch;
 use crate::weights::{Weights, CHUNK};
 
 /// 2^-9 (binary32 bits).
@@ -37,26 +38,6 @@ const TWO_M9: u32 = 0x3b00_0000;
 
 /// Software prefetch distance in the code stream (bytes; the rows are contiguous).
 const PF: usize = 4096;
-
-/// Prefetch the cache line at `p` (`wrapping_add` pointers: no reference is made, and a
-/// prefetch never faults).
-#[inline(always)]
-pub(crate) fn prefetch(sse: pulp::core_arch::x86::Sse, p: *const u8) {
-    sse._mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-}
-
-/// Prefetch every cache line of the `len` bytes at `p` (`len >= 1`): one prefetch per 64 bytes
-/// and one for the last byte, so a span that straddles a line boundary (a Q5 chunk is 80 bytes,
-/// Q6 96, W8 128) has all its lines fetched. A row-split chunk's next-row span, one pass ahead.
-#[inline(always)]
-pub(crate) fn prefetch_span(sse: pulp::core_arch::x86::Sse, p: *const u8, len: usize) {
-    let mut o = 0;
-    while o < len {
-        prefetch(sse, p.wrapping_add(o));
-        o += 64;
-    }
-    prefetch(sse, p.wrapping_add(len.max(1) - 1));
-}
 
 /// Whether the fast path takes these weights (FP8 row).
 pub(crate) fn takes(w: &Weights<'_>) -> bool {
@@ -213,8 +194,8 @@ fn rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         for c in 0..chunks {
             let start = row * k + CHUNK * c;
             // A chunk is two cache lines.
-            prefetch(s.sse, codes.as_ptr().wrapping_add(start + PF));
-            prefetch(s.sse, codes.as_ptr().wrapping_add(start + PF + 64));
+            prefetch::line(codes.as_ptr().wrapping_add(start + PF));
+            prefetch::line(codes.as_ptr().wrapping_add(start + PF + 64));
             let full: Option<&[u8; CHUNK]> = if CHUNK * (c + 1) <= k {
                 codes.get(start..start + CHUNK).and_then(|b| b.try_into().ok())
             } else {
@@ -361,8 +342,8 @@ fn pass_v4<const SX: bool, const NB: usize, const R: usize>(
         for (r, &row) in rows.iter().enumerate() {
             let start = row * k + CHUNK * c;
             // A chunk is two cache lines.
-            prefetch(s.sse, codes.as_ptr().wrapping_add(start + PF));
-            prefetch(s.sse, codes.as_ptr().wrapping_add(start + PF + 64));
+            prefetch::line(codes.as_ptr().wrapping_add(start + PF));
+            prefetch::line(codes.as_ptr().wrapping_add(start + PF + 64));
             let full: Option<&[u8; CHUNK]> = if CHUNK * (c + 1) <= k {
                 codes.get(start..start + CHUNK).and_then(|b| b.try_into().ok())
             } else {
@@ -478,7 +459,7 @@ pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out:
     let mut at = 0;
     for o in &mut blocks {
         if at % 4096 == 0 {
-            prefetch(s.sse, rc.as_ptr().wrapping_add(at + PF));
+            prefetch::line(rc.as_ptr().wrapping_add(at + PF));
         }
         let b: &[u8; 8] = rc[at..at + 8].try_into().unwrap_or(&[0; 8]);
         let v = s

@@ -58,7 +58,7 @@
 //! Q4 42.2 -> 45.8, Q5 32.4 -> 34.5, Q6 30.3 -> 31.7 (four streams: no better). Each chunk's
 //! bytes are software-prefetched one row ahead in its stream: measured 12 -> 15 GB/s from memory
 //! on one thread against a fixed 4 KiB distance (two rows ahead: no better). Every line of the
-//! chunk's span is prefetched (`prefetch_span`; one prefetch per chunk missed every other line
+//! chunk's span is prefetched (`prefetch::span`; one prefetch per chunk missed every other line
 //! of a 128-byte W8 chunk and every third of a 96-byte Q6 one): Xeon (Emerald Rapids), 8192x8192
 //! from memory, one thread, medians of 3 alternations, G weights/s: AVX2 W8 10.05 -> 12.01 (two
 //! threads 20.0 -> 23.6), AVX-512 W8 12.28 -> 13.70, Q6 17.36 -> 18.64, Q5 20.99 -> 21.94.
@@ -434,7 +434,7 @@ fn block_v3<const G: u8, const NB: usize, const R: usize>(
             let at = rows[r] * rcb + 2 * p * cb;
             let two = &codes[at..at + 2 * cb];
             // One pass (one row) ahead, see the module docs.
-            super::fp8x86::prefetch_span(s.sse, two.as_ptr().wrapping_add(rcb), 2 * cb);
+            crate::prefetch::span(two.as_ptr().wrapping_add(rcb), 2 * cb);
             let u = [decode_v3(s, g, two), decode_v3(s, g, &two[cb..])];
             pair_v3::<G, NB>(s, act, nb, p, u, &sb[r * bstride..], &mut acc[r]);
         }
@@ -443,7 +443,7 @@ fn block_v3<const G: u8, const NB: usize, const R: usize>(
         for r in 0..R {
             let at = rows[r] * rcb + (chunks - 1) * cb;
             let last = &codes[at..at + cb];
-            super::fp8x86::prefetch_span(s.sse, last.as_ptr().wrapping_add(rcb), cb);
+            crate::prefetch::span(last.as_ptr().wrapping_add(rcb), cb);
             let u = [decode_v3(s, g, last), [zero; 4]];
             pair_v3::<G, NB>(s, act, nb, chunks / 2, u, &sb[r * bstride..], &mut acc[r]);
         }
@@ -687,7 +687,7 @@ fn block_v4<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
         let mut sg = [[f._mm512_setzero_ps(); 2]; R];
         for r in 0..R {
             let at = rows[r] * rcb + c * cb;
-            super::fp8x86::prefetch_span(s.sse, codes.as_ptr().wrapping_add(at + rcb), cb);
+            crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
             u[r] = decode_v4(s, g, &codes[at..at + cb]);
             // The weight scale of each i32 lane.
             let at = r * st + c * per;

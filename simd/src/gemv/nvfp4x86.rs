@@ -88,9 +88,10 @@ use ninfer_core::tables::E2M1_TO_F32;
 use pulp::Simd;
 
 use super::f32x86::F32Job;
-use super::fp8x86::{e4m3fn_lanes_v3, prefetch};
+use super::fp8x86::e4m3fn_lanes_v3;
 use super::i8::{tree8, I8Job, QuantAct};
 use super::{store_rows, stream_rows};
+use crate::prefetch;
 use crate::weights::{Post, Weights, CHUNK};
 
 /// The code offset of the `I8` fast path: `u = 2 e2m1 + OFFSET` is unsigned (`gemv::run`
@@ -172,9 +173,9 @@ fn chunk_scales(sr: &[u8], c: usize) -> [u8; 8] {
 /// Software prefetch of the code bytes [`PF`] ahead (rows are contiguous, so this runs into
 /// the next rows) and of the scales [`PF_S`] ahead in the row's scale span.
 #[inline(always)]
-fn ahead(sse: pulp::core_arch::x86::Sse, rc: &[u8], sr: &[u8], c: usize) {
-    prefetch(sse, rc.as_ptr().wrapping_add(64 * c + PF));
-    prefetch(sse, sr.as_ptr().wrapping_add(1024 * c + PF_S));
+fn ahead(rc: &[u8], sr: &[u8], c: usize) {
+    prefetch::line(rc.as_ptr().wrapping_add(64 * c + PF));
+    prefetch::line(sr.as_ptr().wrapping_add(1024 * c + PF_S));
 }
 
 /// The 8 block scales of a chunk as exact binary32 (AVX2; `V4` runs it too).
@@ -383,7 +384,7 @@ fn i8_pass_v3<const F16C: bool, const NB: usize, const R: usize>(
     }
     for c in 0..chunks {
         for r in 0..R {
-            ahead(s.sse, rc[r], sr[r], c);
+            ahead(rc[r], sr[r], c);
             let (bytes, sbytes) = chunk_of(rc[r], sr[r], c, &mut pad);
             let sv = if F16C {
                 scales_f16c(s, sbytes)
@@ -535,7 +536,7 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
             *o = v[r & 1];
         }
         for r in 0..R {
-            ahead(s.sse, rc[r], sr[r], c);
+            ahead(rc[r], sr[r], c);
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
@@ -638,7 +639,7 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
-            ahead(s.sse, rc, sr, c);
+            ahead(rc, sr, c);
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
             let sv = if F16C {
                 scales_f16c(s, sbytes)
@@ -790,7 +791,7 @@ fn f32_pass_v4<const QUAD: bool, const NB: usize, const R: usize>(
             *o = f._mm512_permutexvar_ps(if r & 1 == 0 { idx } else { idx2 }, pv[r & !1]);
         }
         for r in 0..R {
-            ahead(s.sse, rc[r], sr[r], c);
+            ahead(rc[r], sr[r], c);
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
@@ -966,7 +967,7 @@ pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out:
     let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
     let mut pad = [0u8; 64];
     for (c, o) in out.chunks_mut(CHUNK).enumerate() {
-        ahead(s.sse, rc, sr, c);
+        ahead(rc, sr, c);
         let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
         let sc: [f32; 8] = pulp::cast(scales_v3(s, sbytes));
         let mut buf = [avx._mm256_setzero_ps(); 16];
