@@ -62,17 +62,19 @@ pub(crate) struct QuantAct {
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) corr: Vec<[i32; CHUNK / 8]>,
     /// Per batch row, [`QuantAct::bstride`] entries: the step `d_b` of each 32-position block
-    /// (zero past the last chunk), the block-total order's operand (see `gemv/i8x86.rs`).
+    /// (zero past the last chunk), the block-total order's operand (see `gemv/i8x86.rs`; empty
+    /// unless staged with `blocks`).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) dblk: Vec<f32>,
-    /// The same layout: `sum xq` over each block (exact), for the offset correction.
+    /// The same layout: `sum xq` over each block (exact), for the offset correction (empty
+    /// unless staged with `blocks`).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) bsum: Vec<i32>,
 }
 
 impl QuantAct {
-    /// Entries per batch row of [`QuantAct::dblk`] and [`QuantAct::bsum`]: the blocks of the
-    /// chunks rounded up to a whole pair of chunks (eight blocks).
+    /// Entries per batch row of [`QuantAct::dblk`] and [`QuantAct::bsum`] when staged: the
+    /// blocks of the chunks rounded up to a whole pair of chunks (eight blocks).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) fn bstride(&self) -> usize {
         8 * self.chunks.div_ceil(2)
@@ -89,6 +91,7 @@ pub(crate) struct Quantize<'a> {
     pub(crate) k: usize,
     pub(crate) chunks: usize,
     pub(crate) offset: i32,
+    pub(crate) blocks: bool,
 }
 
 impl pulp::WithSimd for Quantize<'_> {
@@ -96,12 +99,13 @@ impl pulp::WithSimd for Quantize<'_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) -> Self::Output {
-        quantize(self.x, self.nb, self.k, self.chunks, self.offset)
+        quantize(self.x, self.nb, self.k, self.chunks, self.offset, self.blocks)
     }
 }
 
 /// Quantize `nb` activation rows of length `k` (row-major in `x`), see the module docs.
-/// `offset` is the code offset of the x86 fast path's correction term (0 where unused).
+/// `offset` is the code offset of the x86 NVFP4 fast paths' correction term (0 where unused);
+/// `blocks`: also stage the per-block steps and code sums the AVX2 row-split fast path reads.
 #[inline(always)]
 pub(crate) fn quantize(
     x: &[f32],
@@ -109,6 +113,7 @@ pub(crate) fn quantize(
     k: usize,
     chunks: usize,
     offset: i32,
+    blocks: bool,
 ) -> Result<QuantAct, KernelError> {
     let mut xq = vec![[0i8; CHUNK]; nb * chunks];
     let mut dsub = vec![[0f32; 8]; nb * chunks];
@@ -146,16 +151,19 @@ pub(crate) fn quantize(
             }
         }
     }
-    let bstride = 8 * chunks.div_ceil(2);
-    let mut dblk = vec![0f32; nb * bstride];
-    let mut bsum = vec![0i32; nb * bstride];
-    for b in 0..nb {
-        for c in 0..chunks {
-            for i in 0..4 {
-                let at = b * bstride + 4 * c + i;
-                dblk[at] = dsub[b * chunks + c][2 * i];
-                let codes = &xq[b * chunks + c][I8_BLOCK * i..I8_BLOCK * (i + 1)];
-                bsum[at] = codes.iter().map(|&q| i32::from(q)).sum();
+    let (mut dblk, mut bsum) = (Vec::new(), Vec::new());
+    if blocks {
+        let bstride = 8 * chunks.div_ceil(2);
+        dblk = vec![0f32; nb * bstride];
+        bsum = vec![0i32; nb * bstride];
+        for b in 0..nb {
+            for c in 0..chunks {
+                for i in 0..4 {
+                    let at = b * bstride + 4 * c + i;
+                    dblk[at] = dsub[b * chunks + c][2 * i];
+                    let codes = &xq[b * chunks + c][I8_BLOCK * i..I8_BLOCK * (i + 1)];
+                    bsum[at] = codes.iter().map(|&q| i32::from(q)).sum();
+                }
             }
         }
     }
@@ -624,7 +632,7 @@ mod tests {
         let x: Vec<f32> = rows.concat();
         let nb = rows.len();
         let chunks = k.div_ceil(CHUNK);
-        let act = quantize(&x, nb, k, chunks, 0).unwrap();
+        let act = quantize(&x, nb, k, chunks, 0, true).unwrap();
         for b in 0..nb {
             for (blk, xs) in x[b * k..(b + 1) * k].chunks(I8_BLOCK).enumerate() {
                 let amax = xs.iter().fold(0f32, |m, v| m.max(v.abs()));
@@ -671,7 +679,9 @@ mod tests {
     fn split_codes_and_correction_lanes_match_their_definitions() {
         let k = 300;
         let x: Vec<f32> = (0..2 * k).map(|i| ((i * 37 % 101) as f32 - 50.0) * 0.3).collect();
-        let act = quantize(&x, 2, k, 3, 12).unwrap();
+        let act = quantize(&x, 2, k, 3, 12, false).unwrap();
+        // The block forms only when asked for.
+        assert!(act.dblk.is_empty() && act.bsum.is_empty());
         assert_eq!(act.split.len(), act.xq.len());
         for ((c, sp), co) in act.xq.iter().zip(&act.split).zip(&act.corr) {
             for i in 0..CHUNK {
@@ -691,7 +701,7 @@ mod tests {
         let mut x = vec![1.0f32; 2 * 300];
         x[300 + 77] = f32::NAN;
         assert!(matches!(
-            quantize(&x, 2, 300, 3, 0),
+            quantize(&x, 2, 300, 3, 0, false),
             Err(KernelError::NonFiniteActivation { batch: 1, k: 77 })
         ));
     }

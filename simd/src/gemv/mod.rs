@@ -130,18 +130,24 @@ pub(crate) fn run(
             });
         }
         Profile::I8 => {
-            // The NVFP4 AVX2 fast path offsets `2 e2m1` by 12 and reads the correction lanes
-            // (see `nvfp4x86`); the row-split paths make theirs in registers.
+            // The NVFP4 x86 fast paths offset `2 e2m1` by 12 and read the correction lanes
+            // (see `nvfp4x86`); the AVX2 row-split path reads the block steps and code sums
+            // (see `i8x86`); the other paths need neither.
             let offset = match w {
                 Weights::Nvfp4 { .. } => 12,
                 _ => 0,
             };
+            #[cfg(target_arch = "x86_64")]
+            let blocks = matches!(token, Token::V3(_) | Token::V3_512b(_)) && i8x86::takes(&w);
+            #[cfg(not(target_arch = "x86_64"))]
+            let blocks = false;
             let act = token.vectorize(i8::Quantize {
                 x,
                 nb,
                 k,
                 chunks,
                 offset,
+                blocks,
             })?;
             let act = &act;
             for_blocks(ys, n, 1, threads, |r0, r1, ys| {

@@ -260,7 +260,7 @@ fn i8_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
     let w = Weights::new(desc, p).unwrap();
     let (n, k) = (w.rows(), w.k());
     let (x, _) = activations(k, nb, w.chunks(), seed);
-    let act = quantize(&x, nb, k, w.chunks(), 12).unwrap();
+    let act = quantize(&x, nb, k, w.chunks(), 12, false).unwrap();
     let ctx = format!("NVFP4 [{n}, {k}] nb {nb} I8");
     if let Some(s) = pulp::x86::V3::try_new() {
         let want = outputs(n, nb, |ys| {
@@ -421,8 +421,8 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
     let (n, k) = (w.rows(), w.k());
     let (x, xs) = activations(k, nb, w.chunks(), seed);
     let ctx = format!("{} [{n}, {k}] nb {nb}", desc.format().name());
-    // The row-split kernels make their offset corrections in registers: no correction lanes.
-    let act = quantize(&x, nb, k, w.chunks(), 0).unwrap();
+    // No NVFP4 correction lanes; the block forms the AVX2 kernel reads.
+    let act = quantize(&x, nb, k, w.chunks(), 0, true).unwrap();
     let grouped = matches!(w, Weights::Grouped { .. });
     if let Some(s) = pulp::x86::V3::try_new() {
         let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(w, &xs, nb, ys)));
