@@ -10,7 +10,8 @@
 //!   Q4/Q5/Q6 kernels ([`SPLIT_V3`]), which take field `j` of every 32-bit lane of the code
 //!   bytes instead of widening 8 bytes at a time (with one left and one arithmetic right shift:
 //!   AMD, Q4 one thread, cache-resident, 14.8 -> 17.0 G weights/s; Q5/Q6 unchanged, measured;
-//!   since session 6 by a byte shuffle under the exponent of 2^23, see below). Tried on the AVX2
+//!   since session 6 by a byte shuffle under a float exponent, since session 8 with the offset
+//!   and the scale in one FMA, see below). Tried on the AVX2
 //!   Q4 kernel and dropped (no gain or slower): summing `q x` per group and multiplying by the
 //!   scale once per group (one multiplication per 8 weights less; medians of 5 alternations:
 //!   17.0 -> 17.1 cache-resident, 21.6 -> 21.9 from memory on 2 threads: the conversion and
@@ -43,17 +44,25 @@
 //! four *adjacent* rows per pass (fine at K = 8192, half the bandwidth at K = 2048, where the
 //! rows are 4 KiB apart).
 //!
-//! AVX2 row-split `F32` (Q4/Q5/Q6) codes become floats by `split_floats`: a byte shuffle (or a
-//! mask) under the exponent of 2^23 and one subtraction, instead of two shifts and a conversion
-//! that share ports 0 and 1 with the multiply and the FMA on Intel cores (on the AMD machine of
-//! sessions 3-5 an OR of the nibble into the mantissa had measured slower than the shifts, see
-//! above; this form was not measured there); and the code bytes of
+//! AVX2 row-split `F32` (Q4/Q5/Q6) codes become weights by [`split_weights`]: a byte shuffle
+//! (or a mask) moves each code under the exponent bits of 2^15, making the float `2^15 + u'`,
+//! and one FMA with the group scale and the exact constant `-(2^15 + o) s` gives the weight
+//! `(u' - o) s` exactly. Session 6 moved the code under the exponent of 2^23 instead and
+//! subtracted `2^23 + o`, with the multiply by the scale after it (`split_floats`: instead of
+//! two shifts and a conversion that share ports 0 and 1 with the multiply and the FMA on Intel
+//! cores; on the AMD machine of sessions 3-5 an OR of the nibble into the mantissa had measured
+//! slower than the shifts, see above; this form was not measured there); session 8 folded the
+//! subtraction and the multiply into the FMA (the 2^15 placement is what makes the constant
+//! exact; tested for every finite binary16 scale). And the code bytes of
 //! every row-split kind are software-prefetched one row ahead in their stream, as the `I8`
 //! kernels do. Xeon (Emerald Rapids, KVM), G weights/s, medians of 3 alternations: 4096x4096
 //! cache-resident one thread Q4 9.39 -> 10.53, Q5 8.08 -> 9.16, Q6 8.63 -> 9.17; 8192x8192
 //! from memory, one thread (shuffle, then prefetch) Q4 8.18 -> 8.74 -> 9.69, Q6 6.50 -> 6.53 ->
 //! 8.89, W8 (prefetch) 8.74 -> 9.83; two threads Q4 16.3 -> 17.2, Q6 13.1 -> 17.6, W8 16.7 ->
-//! 19.6.
+//! 19.6. The FMA fold (session 8, the same machine and method): 256x8192 cache-resident one
+//! thread Q4 10.33 -> 11.34, Q5 9.02 -> 10.55, Q6 8.85 -> 10.37; 8192x8192 from memory, one /
+//! two threads, Q4 10.42 / 20.69 -> 11.28 / 22.16, Q5 9.03 / 17.76 -> 10.49 / 20.81, Q6 8.79 /
+//! 17.54 -> 10.35 / 19.01.
 //!
 //! On AVX2 (16 vector registers) two streams for W8 and FP32, four for BF16, one for the
 //! row-split Q4/Q5/Q6 kernels (one thread, 8192x8192 from memory, G weights/s, one stream ->
@@ -167,7 +176,8 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
         ys,
     } = job;
     let gp = grouped_parts(&w).3;
-    let mut sc = vec![0f32; STREAMS * gp];
+    // Per weight stream a row's group scales, then for Q6 its `split_weights_v4` constants.
+    let mut sc = vec![0f32; 2 * STREAMS * gp];
     // The table kernels read the activations in their table order (see `Q4_TABLE`).
     let xp: Vec<f32>;
     let xs = if KIND <= Q5_TABLE {
@@ -221,6 +231,14 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
             row_scales(scales, row, gp, &mut sc[r * gp..(r + 1) * gp]);
         }
     }
+    // After the scales, the Q6 constants `-(2^15 + 32) s` of `split_weights_v4`, one per group.
+    let (sc, sn) = sc.split_at_mut(R * gp);
+    if KIND == Q6_SHIFT {
+        let bias = -(SPLIT_BIAS + f32::from(offset(Grouped::Q6)));
+        for (n, &v) in sn.iter_mut().zip(&*sc) {
+            *n = bias * v;
+        }
+    }
     // Q4 by table: the signed code of each nibble as f32, and the shift of each vector.
     let q4: __m512 = pulp::cast(Q4_CODES);
     let q5: [__m512; 2] = pulp::cast(Q5_CODES);
@@ -270,7 +288,7 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 wv
             } else if KIND < BF16 {
                 // `Q6_SHIFT`, `W8_SHIFT`: Q6/W8 in the Q5 table order, field t of each 32-bit
-                // lane of the code bytes of half h (Q6 by `split_floats_v4`, W8 by two shifts).
+                // lane of the code bytes of half h (Q6 by `split_weights_v4`, W8 by two shifts).
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
@@ -279,30 +297,28 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 let u = decode_v4(s, g, &codes[at..at + cb]);
                 let mut wv = [f._mm512_setzero_ps(); 8];
                 for h in 0..2 {
-                    // Q6: one group per half; W8: lanes 0..8 group 2h, lanes 8..16 group 2h + 1.
-                    let sg = if KIND == W8_SHIFT {
+                    if KIND == W8_SHIFT {
+                        // W8: lanes 0..8 group 2h, lanes 8..16 group 2h + 1; the signed codes
+                        // sign-extended by two shifts (the byte-shuffle form measured no faster
+                        // for W8, which needs a sign flip first).
                         let i = r * gp + 4 * c + 2 * h;
                         let (lo, hi) = (f._mm512_set1_ps(sc[i]), f._mm512_set1_ps(sc[i + 1]));
-                        f._mm512_mask_blend_ps(0xff00, lo, hi)
-                    } else {
-                        f._mm512_set1_ps(sc[r * gp + 2 * c + h])
-                    };
-                    let qf = if KIND == W8_SHIFT {
-                        // W8: the signed codes sign-extended by two shifts (the byte-shuffle form
-                        // measured no faster for W8, which needs a sign flip first).
+                        let sg = f._mm512_mask_blend_ps(0xff00, lo, hi);
                         let q = u[h];
-                        [
+                        let qf = [
                             f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<24>(q))),
                             f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<16>(q))),
                             f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<8>(q))),
                             f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(q)),
-                        ]
+                        ];
+                        for t in 0..4 {
+                            wv[4 * h + t] = f._mm512_mul_ps(qf[t], sg);
+                        }
                     } else {
-                        // Q6: the offset codes as floats by `split_floats_v4`.
-                        split_floats_v4(s, u[h], f32::from(offset(g)))
-                    };
-                    for t in 0..4 {
-                        wv[4 * h + t] = f._mm512_mul_ps(qf[t], sg);
+                        // Q6: one group per half, the weights by `split_weights_v4`.
+                        let gi = r * gp + 2 * c + h;
+                        let q = split_weights_v4(s, u[h], sc[gi], sn[gi]);
+                        wv[4 * h..4 * h + 4].copy_from_slice(&q);
                     }
                 }
                 wv
@@ -382,9 +398,11 @@ const Q5_TABLE: u8 = 1;
 /// field `t` of each 32-bit lane of the code bytes as a float, multiplied by the group scale
 /// (exact), instead of widening 16 bytes out of a 128-bit extract. First with two shifts and a
 /// conversion (AMD, one thread, cache-resident, 11.6 -> 12.7 G weights/s), since session 6 by
-/// [`split_floats_v4`] (Xeon, medians of 3 alternations: one thread cache-resident 11.69 ->
-/// 13.06, 8192x8192 from memory one / two threads 10.9 -> 11.9 / 21.4 -> 22.8). Tested as the
-/// table kernels are.
+/// `split_floats_v4` (Xeon, medians of 3 alternations: one thread cache-resident 11.69 ->
+/// 13.06, 8192x8192 from memory one / two threads 10.9 -> 11.9 / 21.4 -> 22.8), since session
+/// 8 by [`split_weights_v4`] (the offset and the scale in one FMA; 256x8192 cache-resident one
+/// thread 13.01 -> 13.98, from memory the same within the host's noise). Tested as the table
+/// kernels are.
 const Q6_SHIFT: u8 = 2;
 
 /// W8 the same way as [`Q6_SHIFT`] but with the two shifts and the conversion (its codes are the
@@ -478,7 +496,8 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         ys,
     } = job;
     let gp = grouped_parts(&w).3;
-    let mut sc = vec![0f32; 4 * gp];
+    // Per weight stream a row's group scales, then for Q4/Q5/Q6 its `split_weights` constants.
+    let mut sc = vec![0f32; 8 * gp];
     // The row-split Q4/Q5/Q6 kernels read the activations in their staged order.
     let xp: Vec<f32>;
     let xs = if KIND < 3 {
@@ -551,6 +570,15 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
             row_scales(scales, row, gp, &mut sc[r * gp..(r + 1) * gp]);
         }
     }
+    // After the scales, the Q4/Q5/Q6 constants `-(2^15 + o) s` of `split_weights`, one per
+    // group (exact, see there).
+    let (sc, sn) = sc.split_at_mut(R * gp);
+    if KIND < 3 {
+        let bias = -(SPLIT_BIAS + f32::from(offset(grouped(KIND))));
+        for (n, &v) in sn.iter_mut().zip(&*sc) {
+            *n = bias * v;
+        }
+    }
     let mut acc = [[[avx._mm256_setzero_ps(); 4]; NB]; R];
     for c in 0..chunks {
         for (r, &row) in rows.iter().enumerate() {
@@ -558,7 +586,7 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
             let direct = KIND >= BF16 && full;
             let q: [__m256i; 4] = if KIND < BF16 {
                 // The register decode in position order: Q4/Q5/Q6 offset codes `u'` (read by
-                // `split_floats`), W8 the signed codes themselves.
+                // `split_weights`), W8 the signed codes themselves.
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
@@ -583,14 +611,9 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
             for blk in 0..4 {
                 let wv: [__m256; 4] = if KIND < 3 {
                     // Staged order `SPLIT_V3`: vector j of the block holds field j of each 32-bit
-                    // lane, as floats by `split_floats`.
-                    let sg = avx._mm256_set1_ps(sc[r * gp + 2 * c + blk / 2]);
-                    let qf = split_floats(s, q[blk], offset(grouped(KIND)));
-                    let mut wv = [avx._mm256_setzero_ps(); 4];
-                    for (o, &v) in wv.iter_mut().zip(&qf) {
-                        *o = avx._mm256_mul_ps(v, sg);
-                    }
-                    wv
+                    // lane, as weights by `split_weights`.
+                    let gi = r * gp + 2 * c + blk / 2;
+                    split_weights(s, q[blk], sc[gi], sn[gi])
                 } else if KIND < BF16 {
                     let gs = grouped(KIND).group_size();
                     let sg = avx._mm256_set1_ps(sc[r * gp + c * (CHUNK / gs) + 32 * blk / gs]);
@@ -652,15 +675,19 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
     out
 }
 
-/// Byte-shuffle controls (one 128-bit lane) that move byte `j` of each 32-bit lane into its low
-/// byte and zero the other three (`0x80` selects zero).
-const BYTE_DOWN: [[i8; 16]; 4] = {
+/// `2^15` as f32: the value of the exponent bits `0x4700_0000` that [`split_weights`] puts above
+/// a code in bits 8-15.
+const SPLIT_BIAS: f32 = 32_768.0;
+
+/// Byte-shuffle controls (one 128-bit lane) that move byte `j` of each 32-bit lane into its
+/// byte 1 and zero the other three (`0x80` selects zero).
+const BYTE_TO1: [[i8; 16]; 4] = {
     let mut t = [[-128i8; 16]; 4];
     let mut j = 0;
     while j < 4 {
         let mut l = 0;
         while l < 4 {
-            t[j][4 * l] = (4 * l + j) as i8;
+            t[j][4 * l + 1] = (4 * l + j) as i8;
             l += 1;
         }
         j += 1;
@@ -668,55 +695,56 @@ const BYTE_DOWN: [[i8; 16]; 4] = {
     t
 };
 
-/// The codes of one 32-position block of a Q4/Q5/Q6 chunk as four vectors of f32 in the staged
-/// order [`SPLIT_V3`]: vector `j`, lane `l` is byte `4 l + j` of `u` (an offset code `u'`, so
-/// position `32 blk + 4 l + j`) minus the scheme's offset `o`. The byte is moved into the low byte
-/// of its 32-bit lane (a mask for `j = 0`, a byte shuffle otherwise) under the exponent bits of
-/// 2^23, and 2^23 + o is subtracted: `2^23 + u' - (2^23 + o)` is exact, so the value equals the
-/// generic kernel's `cvt(u' - o)` bit for bit (`+0.0` for a zero code, as the conversion gives).
-/// On Intel cores the shuffle, the OR and the subtraction also run on port 5, where the shift
-/// pair and the integer conversion they replace compete with the multiply and the FMA for ports
-/// 0 and 1 (measured in the module docs).
+/// The weights of one 32-position block of a Q4/Q5/Q6 chunk as four vectors of f32 in the
+/// staged order [`SPLIT_V3`] (vector `j`, lane `l`: byte `4 l + j` of `u`, an offset code `u'`
+/// at position `32 blk + 4 l + j`), for the group scale `sg` and `ng = -(2^15 + o) sg`.
+///
+/// The byte is moved into bits 8-15 of its 32-bit lane under the exponent bits of 2^15, making
+/// the float `F = 2^15 + u'` exactly, and one FMA gives `F sg + ng = (u' - o) sg`: the weight
+/// (section 6.2), exactly. `ng` is exact because `(2^15 + o) sg = 2^15 sg + o sg` puts the 11
+/// significant bits of the f16 scale twice, 10-12 bits apart (`o` = 8, 16, 32): at most 23 bits
+/// in all; the FMA's one rounding is of an exact product and sum whose result, `(u' - o) sg`, is
+/// representable (at most 6 + 11 bits). So each weight equals the generic kernel's `cvt(u' - o)
+/// * sg` bit for bit (`+0.0` for `u' = o`, where the generic one gives `±0.0`; the FMA that
+/// follows adds the same either way to an accumulator that starts at `+0.0`). One
+/// floating-point operation per weight vector instead of the subtraction of `2^23 + o` from
+/// `2^23 + u'` (the byte in bits 0-7, the form until session 8) and the multiply after it.
 #[inline(always)]
-fn split_floats(s: pulp::x86::V3, u: __m256i, o: i8) -> [__m256; 4] {
-    let (avx, avx2) = (s.avx, s.avx2);
-    let exp = avx._mm256_set1_epi32(0x4b00_0000);
-    let bias = avx._mm256_set1_ps(8_388_608.0 + f32::from(o));
-    let b = [
-        avx2._mm256_and_si256(u, avx._mm256_set1_epi32(0xff)),
-        avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_DOWN[1]; 2])),
-        avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_DOWN[2]; 2])),
-        avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_DOWN[3]; 2])),
-    ];
+fn split_weights(s: pulp::x86::V3, u: __m256i, sg: f32, ng: f32) -> [__m256; 4] {
+    let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
+    let exp = avx._mm256_set1_epi32(0x4700_0000);
+    let (sg, ng) = (avx._mm256_set1_ps(sg), avx._mm256_set1_ps(ng));
     let mut out = [avx._mm256_setzero_ps(); 4];
-    for (o, &v) in out.iter_mut().zip(&b) {
-        *o = avx._mm256_sub_ps(pulp::cast(avx2._mm256_or_si256(v, exp)), bias);
+    for (j, o) in out.iter_mut().enumerate() {
+        let b = if j == 1 {
+            avx2._mm256_and_si256(u, avx._mm256_set1_epi32(0xff00))
+        } else {
+            avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_TO1[j]; 2]))
+        };
+        *o = fma._mm256_fmadd_ps(pulp::cast(avx2._mm256_or_si256(b, exp)), sg, ng);
     }
     out
 }
 
-/// The AVX-512 form of [`split_floats`]: field `t` of each 32-bit lane of `u` (byte `t`, an
-/// unsigned offset code) as the f32 of the code minus `off`, exactly (`2^23 + u' - (2^23 + off)`).
-/// Byte 0 is masked under the exponent of 2^23 by one `vpternlogd`, bytes 1-3 are moved down by
-/// a byte shuffle (port 5) and ORed with it; the shift pair and conversion they replace all ran
-/// on port 0 of Intel's server cores, which the multiply and FMA share (measured in the module
-/// docs).
+/// The AVX-512 form of [`split_weights`]: field `t` of each 32-bit lane of `u` (byte `t`, a Q6
+/// offset code `u'`) as the weight `(u' - 32) sg`, exactly, with `ng = -(2^15 + 32) sg`. Byte 1
+/// is masked under the exponent of 2^15 by one `vpternlogd`, bytes 0, 2, 3 are moved into byte 1
+/// by a byte shuffle and ORed with it; one FMA each. Until session 8 the byte went to bits 0-7
+/// under the exponent of 2^23, followed by a subtraction and a multiplication (`split_floats_v4`).
 #[inline(always)]
-fn split_floats_v4(s: pulp::x86::V4, u: __m512i, off: f32) -> [__m512; 4] {
+fn split_weights_v4(s: pulp::x86::V4, u: __m512i, sg: f32, ng: f32) -> [__m512; 4] {
     let (f, bw) = (s.avx512f, s.avx512bw);
-    let exp = f._mm512_set1_epi32(0x4b00_0000);
-    let bias = f._mm512_set1_ps(8_388_608.0 + off);
-    // (u & 0xff) | exp: ternary-logic truth table 0xEA is (a & b) | c.
-    let b0 = f._mm512_ternarylogic_epi32::<0xea>(u, f._mm512_set1_epi32(0xff), exp);
-    let b = [
-        b0,
-        f._mm512_or_si512(bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_DOWN[1]; 4])), exp),
-        f._mm512_or_si512(bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_DOWN[2]; 4])), exp),
-        f._mm512_or_si512(bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_DOWN[3]; 4])), exp),
-    ];
+    let exp = f._mm512_set1_epi32(0x4700_0000);
+    let (sg, ng) = (f._mm512_set1_ps(sg), f._mm512_set1_ps(ng));
     let mut out = [f._mm512_setzero_ps(); 4];
-    for (o, &v) in out.iter_mut().zip(&b) {
-        *o = f._mm512_sub_ps(pulp::cast(v), bias);
+    for (t, o) in out.iter_mut().enumerate() {
+        let b = if t == 1 {
+            // (u & 0xff00) | exp: ternary-logic truth table 0xEA is (a & b) | c.
+            f._mm512_ternarylogic_epi32::<0xea>(u, f._mm512_set1_epi32(0xff00), exp)
+        } else {
+            f._mm512_or_si512(bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_TO1[t]; 4])), exp)
+        };
+        *o = f._mm512_fmadd_ps(pulp::cast(b), sg, ng);
     }
     out
 }
@@ -750,5 +778,82 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
         rows_v4(self.0, self.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every finite binary16 scale (both signs, subnormals, zero): the `split_weights` constant
+    /// `-(2^15 + o) s` is exact and the FMA gives the weight `(u' - o) s` bit for bit (a zero
+    /// weight may be `+0.0` where `0 * s` is `-0.0`).
+    fn each_scale(mut check: impl FnMut(f32, f32, f32, Grouped)) {
+        for g in [Grouped::Q4, Grouped::Q5, Grouped::Q6] {
+            let o = f32::from(offset(g));
+            for h in 0..=u16::MAX {
+                let sg = crate::weights::f16_to_f32_branchless(h);
+                if !sg.is_finite() {
+                    continue;
+                }
+                let ng = -(SPLIT_BIAS + o) * sg;
+                assert_eq!(
+                    f64::from(ng),
+                    -(32_768.0 + f64::from(o)) * f64::from(sg),
+                    "{g:?} s {sg:e}"
+                );
+                check(sg, ng, o, g);
+            }
+        }
+    }
+
+    /// 64 code bytes: byte `i` holds the code `i % 2^bits`.
+    fn codes(g: Grouped) -> [u8; 64] {
+        core::array::from_fn(|i| (i % (1 << g.bits())) as u8)
+    }
+
+    fn same_weight(got: f32, u: u8, o: f32, sg: f32, ctx: &str) {
+        let want = (f32::from(u) - o) * sg;
+        assert!(
+            got.to_bits() == want.to_bits() || (got == 0.0 && want == 0.0),
+            "{ctx}: code {u}, scale {sg:e}: {got:e} != {want:e}"
+        );
+    }
+
+    #[test]
+    fn split_weights_are_exact_for_every_scale() {
+        let Some(s) = pulp::x86::V3::try_new() else {
+            println!("SKIPPED: AVX2 split_weights: this CPU has no AVX2+FMA");
+            return;
+        };
+        each_scale(|sg, ng, o, g| {
+            let u = codes(g);
+            for half in 0..2 {
+                let v: [u8; 32] = u[32 * half..32 * half + 32].try_into().unwrap();
+                let got: [[f32; 8]; 4] = pulp::cast(s.vectorize(|| split_weights(s, pulp::cast(v), sg, ng)));
+                for (j, lanes) in got.iter().enumerate() {
+                    for (l, &w) in lanes.iter().enumerate() {
+                        same_weight(w, v[4 * l + j], o, sg, &format!("V3 {g:?} j {j} l {l}"));
+                    }
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn split_weights_v4_are_exact_for_every_scale() {
+        let Some(s) = pulp::x86::V4::try_new() else {
+            println!("SKIPPED: AVX-512 split_weights_v4: this CPU has no AVX-512");
+            return;
+        };
+        each_scale(|sg, ng, o, g| {
+            let v = codes(g);
+            let got: [[f32; 16]; 4] = pulp::cast(s.vectorize(|| split_weights_v4(s, pulp::cast(v), sg, ng)));
+            for (t, lanes) in got.iter().enumerate() {
+                for (l, &w) in lanes.iter().enumerate() {
+                    same_weight(w, v[4 * l + t], o, sg, &format!("V4 {g:?} t {t} l {l}"));
+                }
+            }
+        });
     }
 }
