@@ -142,21 +142,28 @@ const TWO_P120: f32 = 1.329_228e36;
 /// vectors, through binary16 (see [`decode32_v4`], without its final multiplication by 2^8:
 /// the caller multiplies the activations by 2^8 once per call instead, so that
 /// `(w 2^-8)(x 2^8)` is the same exact product `w x` and every FMA rounds as the generic
-/// kernel's does; one vector multiplication per 8 weights less). Only inlined into
+/// kernel's does; one vector multiplication per 8 weights less). The bytes reach the high
+/// halves of 16-bit words by a byte unpack rather than a widening and a shift, and the four
+/// vectors come back in position order. With that and the one-maximum NaN test of a chunk
+/// (session 8; it was a mask, a compare and an OR per 32 bytes): one thread, 128x8192
+/// cache-resident, medians of 3 alternations, 8.55 -> 9.19 G weights/s. Only inlined into
 /// [`rows_v3_f16c`].
 #[inline(always)]
 fn decode32_f16c(s: pulp::x86::V3, b: __m256i) -> [__m256; 4] {
     let (avx, avx2) = (s.avx, s.avx2);
-    let halves: [__m128i; 2] = pulp::cast(b);
     let m = avx._mm256_set1_epi16(0xbf80u16 as i16);
+    let z = avx._mm256_setzero_si256();
+    // The bytes into the high halves of 16-bit words (`b << 8`) by an unpack with zero bytes:
+    // the low unpack holds bytes 0-7 and 16-23, the high one 8-15 and 24-31.
+    let words = [avx2._mm256_unpacklo_epi8(z, b), avx2._mm256_unpackhi_epi8(z, b)];
     let mut out = [avx._mm256_setzero_ps(); 4];
-    for (h, &v) in halves.iter().enumerate() {
-        let w = avx2._mm256_cvtepu8_epi16(v);
-        let w = avx2._mm256_and_si256(avx2._mm256_srai_epi16::<1>(avx2._mm256_slli_epi16::<8>(w)), m);
+    for (h, &w) in words.iter().enumerate() {
+        let w = avx2._mm256_and_si256(avx2._mm256_srai_epi16::<1>(w), m);
         let q: [__m128i; 2] = pulp::cast(w);
         for (j, &qj) in q.iter().enumerate() {
             // SAFETY: only reached from `rows_v3_f16c`, whose caller guarantees F16C.
-            out[2 * h + j] = unsafe { core::arch::x86_64::_mm256_cvtph_ps(qj) };
+            // Word vector h, 128-bit half j: bytes 16 j + 8 h.. (position order 2 j + h).
+            out[2 * j + h] = unsafe { core::arch::x86_64::_mm256_cvtph_ps(qj) };
         }
     }
     out
@@ -207,14 +214,18 @@ fn rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
             // NaN words are rare: test the chunk once (F16C route only).
             let clean = match full {
                 Some(bytes) if F16C => {
+                    // `b + b` drops the sign bit: `0xfe` for a NaN word, the largest value it
+                    // takes, so the unsigned maximum over the chunk finds one.
                     let vv: [__m256i; 4] = pulp::cast(*bytes);
-                    let m7f = s.avx._mm256_set1_epi8(0x7f);
-                    let mut any = s.avx._mm256_setzero_si256();
-                    for v in vv {
-                        let t = s.avx2._mm256_cmpeq_epi8(s.avx2._mm256_and_si256(v, m7f), m7f);
-                        any = s.avx2._mm256_or_si256(any, t);
+                    let avx2 = s.avx2;
+                    let mut d = vv;
+                    for v in d.iter_mut() {
+                        *v = avx2._mm256_add_epi8(*v, *v);
                     }
-                    s.avx2._mm256_movemask_epi8(any) == 0
+                    let top = avx2
+                        ._mm256_max_epu8(avx2._mm256_max_epu8(d[0], d[1]), avx2._mm256_max_epu8(d[2], d[3]));
+                    let nan = avx2._mm256_cmpeq_epi8(top, s.avx._mm256_set1_epi8(0xfeu8 as i8));
+                    avx2._mm256_movemask_epi8(nan) == 0
                 }
                 _ => false,
             };
