@@ -13,7 +13,7 @@
 use ninfer_core::container::Container;
 use ninfer_core::layout::{LayoutError, TensorDesc};
 use ninfer_core::registry::Format;
-use ninfer_simd::report::{kernels_for, measure_kernel, run_builtin, Kernel, Report, ReportError, Settings};
+use ninfer_simd::report::{kernels_for, run_builtin, Kernel, Report, ReportError, Settings};
 use ninfer_simd::KernelError;
 use std::fmt;
 use std::io::Write;
@@ -149,7 +149,7 @@ pub fn report_container(
             if !wanted {
                 continue;
             }
-            match measure_kernel(e.name, desc, e.payload, kernel, settings) {
+            match report.measure(e.name, desc, e.payload, kernel, settings) {
                 Ok(ms) => {
                     for m in ms {
                         writeln!(out, "{}", report.line(&m))?;

@@ -10,6 +10,14 @@
 //!   larger than the last-level cache ([`Settings::bw_bytes`]), split over `t` threads, each
 //!   thread reading its share as 1, 2 or 4 sequential streams; the best of
 //!   [`Settings::bw_reps`] per pattern, best pattern ([`read_bandwidth`]).
+//! - **Local bandwidth**: the host of a virtual machine moves the bandwidth within a run (on
+//!   this project's 2-vCPU Xeon the two-thread figure moved between 25 and 31.5 GB/s, and a
+//!   kernel could land on a dip: a ratio to the start's figure then says more about the host
+//!   than the kernel). So each memory-resident kernel is bracketed by two short probes of the
+//!   same buffer with the stream pattern the start found best for its thread count
+//!   ([`Probe::local`], best of [`LOCAL_REPS`]); the better of the two is the row's `local`
+//!   GB/s and `of local` its ratio to it, printed beside the ratio to the start's figure
+//!   (`of bw`). When the two ratios differ, the host moved; `of local` is the one to read.
 //! - **Memory-resident kernels**: the payload is cloned into copies whose total exceeds four
 //!   times the LLC ([`llc_bytes`]), and successive calls rotate over them, so no call finds its
 //!   weights in a cache. [`Settings::placement`] decides when: [`Placement::Auto`] rotates when
@@ -33,6 +41,7 @@
 //! ```
 
 use core::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ninfer_core::encode::Source;
@@ -252,17 +261,7 @@ fn read_bandwidth_in(buf: &[u64], threads: usize, reps: usize) -> (f64, usize) {
     for streams in BW_STREAMS {
         for _ in 0..reps.max(1) {
             let t0 = Instant::now();
-            let total = std::thread::scope(|s| {
-                let hs: Vec<_> = buf
-                    .chunks(per)
-                    .skip(1)
-                    .map(|part| s.spawn(move || stream_sum(isa, streams, part)))
-                    .collect();
-                let mine = buf.chunks(per).next().map_or(0, |p| stream_sum(isa, streams, p));
-                hs.into_iter()
-                    .map(|h| h.join().unwrap_or(0))
-                    .fold(mine, u64::wrapping_add)
-            });
+            let total = sum_split(buf, per, isa, streams);
             std::hint::black_box(total);
             let dt = t0.elapsed().as_secs_f64();
             if dt < best.0 {
@@ -271,6 +270,25 @@ fn read_bandwidth_in(buf: &[u64], threads: usize, reps: usize) -> (f64, usize) {
         }
     }
     ((buf.len() * 8) as f64 / best.0.max(1e-12), best.1)
+}
+
+/// The sum of `buf` by one thread per `per`-word part, each reading its part as `streams`
+/// streams.
+fn sum_split(buf: &[u64], per: usize, isa: Isa, streams: usize) -> u64 {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = buf
+            .chunks(per.max(1))
+            .skip(1)
+            .map(|part| s.spawn(move || stream_sum(isa, streams, part)))
+            .collect();
+        let mine = buf
+            .chunks(per.max(1))
+            .next()
+            .map_or(0, |p| stream_sum(isa, streams, p));
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or(0))
+            .fold(mine, u64::wrapping_add)
+    })
 }
 
 /// The read bandwidth measured with one thread count.
@@ -286,20 +304,73 @@ pub struct Bandwidth {
 
 /// Measure [`read_bandwidth`] for each of `settings.threads` (one shared buffer).
 pub fn measure_bandwidth(settings: &Settings) -> Vec<Bandwidth> {
-    let words = (settings.bw_bytes / 8).max(1 << 17);
-    let buf: Vec<u64> = (0..words as u64).collect();
-    settings
-        .threads
-        .iter()
-        .map(|&t| {
-            let (bytes_per_s, streams) = read_bandwidth_in(&buf, t, settings.bw_reps);
-            Bandwidth {
-                threads: t,
-                bytes_per_s,
-                streams,
-            }
-        })
-        .collect()
+    Probe::new(settings).measure(&settings.threads)
+}
+
+/// The read-bandwidth buffer of a report ([`Settings::bw_bytes`]), kept from its start to its
+/// end: the bandwidth at the start and the end ([`Probe::measure`]) and the *local* bandwidth
+/// beside each memory-resident kernel ([`Probe::local`]) read the same bytes.
+pub struct Probe {
+    buf: Vec<u64>,
+    reps: usize,
+}
+
+impl fmt::Debug for Probe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Probe")
+            .field("bytes", &(self.buf.len() * 8))
+            .field("reps", &self.reps)
+            .finish()
+    }
+}
+
+/// Repetitions of a local probe ([`Probe::local`]), at most.
+pub const LOCAL_REPS: usize = 3;
+
+impl Probe {
+    /// Allocate and fill the buffer (`settings.bw_bytes`, at least 1 MiB).
+    pub fn new(settings: &Settings) -> Probe {
+        let words = (settings.bw_bytes / 8).max(1 << 17);
+        Probe {
+            // Non-zero contents, so every page is really mapped and read.
+            buf: (0..words as u64).collect(),
+            reps: settings.bw_reps,
+        }
+    }
+
+    /// [`read_bandwidth`] for each thread count: every stream pattern, best of the settings'
+    /// repetitions.
+    pub fn measure(&self, threads: &[usize]) -> Vec<Bandwidth> {
+        threads
+            .iter()
+            .map(|&t| {
+                let (bytes_per_s, streams) = read_bandwidth_in(&self.buf, t, self.reps);
+                Bandwidth {
+                    threads: t,
+                    bytes_per_s,
+                    streams,
+                }
+            })
+            .collect()
+    }
+
+    /// The read bandwidth now with `threads` threads and `streams` streams per thread (the
+    /// pattern the start found best), best of `min(reps, LOCAL_REPS)`: a short probe taken
+    /// right before and right after a kernel, so that its ratio is to what the machine delivered
+    /// at that time (the host of a virtual machine moves it within a run).
+    pub fn local(&self, threads: usize, streams: usize) -> f64 {
+        let t = threads.max(1);
+        let per = self.buf.len().div_ceil(t);
+        let isa = Isa::detect();
+        let mut best = f64::INFINITY;
+        for _ in 0..self.reps.clamp(1, LOCAL_REPS) {
+            let t0 = Instant::now();
+            let total = sum_split(&self.buf, per, isa, streams);
+            std::hint::black_box(total);
+            best = best.min(t0.elapsed().as_secs_f64());
+        }
+        (self.buf.len() * 8) as f64 / best.max(1e-12)
+    }
 }
 
 /// What was measured.
@@ -344,6 +415,10 @@ pub struct Measurement {
     pub weight_bytes: usize,
     /// Cache- or memory-resident.
     pub residency: Residency,
+    /// The local read bandwidth (bytes/s) of a memory-resident measurement made with a
+    /// [`Probe`] ([`measure_kernel_near`]): the better of the probes right before and right
+    /// after it, at the same thread count. `None` otherwise.
+    pub local_bw: Option<f64>,
 }
 
 impl Measurement {
@@ -498,7 +573,8 @@ fn copies_of(payload: &[u8], settings: &Settings) -> (Vec<Vec<u8>>, Residency) {
 }
 
 /// Measure `kernel` on a payload of `desc`, for each of `settings.threads`. Grouped formats
-/// only for [`Kernel::EncodeF32`] (the payload is re-encoded from synthetic f32 values).
+/// only for [`Kernel::EncodeF32`] (the payload is re-encoded from synthetic f32 values). No
+/// local bandwidth ([`measure_kernel_near`]).
 pub fn measure_kernel(
     label: &str,
     desc: &TensorDesc,
@@ -506,6 +582,30 @@ pub fn measure_kernel(
     kernel: Kernel,
     settings: &Settings,
 ) -> Result<Vec<Measurement>, ReportError> {
+    measure_kernel_near(label, desc, payload, kernel, settings, None)
+}
+
+/// [`measure_kernel`], and with `near = Some((probe, start))` each memory-resident measurement
+/// also gets its local read bandwidth ([`Measurement::local_bw`]): [`Probe::local`] right
+/// before and right after it, with the stream pattern `start` found best for its thread count.
+pub fn measure_kernel_near(
+    label: &str,
+    desc: &TensorDesc,
+    payload: &[u8],
+    kernel: Kernel,
+    settings: &Settings,
+    near: Option<(&Probe, &[Bandwidth])>,
+) -> Result<Vec<Measurement>, ReportError> {
+    let probe = |t: usize, res: Residency| match (near, res) {
+        (Some((p, start)), Residency::Memory) => {
+            let streams = start.iter().find(|b| b.threads == t).map_or(1, |b| b.streams);
+            Some(p.local(t, streams))
+        }
+        _ => None,
+    };
+    // The better of the probe before (`bw0`) and the one after.
+    let local =
+        |t: usize, res: Residency, bw0: Option<f64>| bw0.map(|b0| b0.max(probe(t, res).unwrap_or(0.0)));
     let shape = desc.shape();
     let n = shape.first().copied().unwrap_or(1);
     let k = if shape.is_empty() {
@@ -521,6 +621,7 @@ pub fn measure_kernel(
             let x = synthetic_f32(k, 0x0bad_cafe);
             let mut y = vec![0f32; n];
             for &t in &settings.threads {
+                let bw0 = probe(t, residency);
                 let s = best_time(settings, |rep| {
                     isa.gemv(desc, &copies[rep % copies.len()], profile, &x, &mut y, t)?;
                     Ok(())
@@ -535,6 +636,7 @@ pub fn measure_kernel(
                     weights: n * k,
                     weight_bytes: payload.len(),
                     residency,
+                    local_bw: local(t, residency, bw0),
                 });
             }
         }
@@ -545,6 +647,7 @@ pub fn measure_kernel(
                 // and a call is long enough to hide the thread start.
                 let rows = ((t.max(1) << 19) / k.max(1)).clamp(1, n.max(1));
                 let mut buf = vec![0f32; rows * k];
+                let bw0 = probe(t, residency);
                 let s = best_time(settings, |rep| {
                     let p = &copies[rep % copies.len()];
                     let mut r0 = 0;
@@ -565,6 +668,7 @@ pub fn measure_kernel(
                     weights: n * k,
                     weight_bytes: payload.len(),
                     residency,
+                    local_bw: local(t, residency, bw0),
                 });
             }
         }
@@ -582,6 +686,7 @@ pub fn measure_kernel(
                 Residency::Memory
             };
             for &t in &settings.threads {
+                let bw0 = probe(t, residency);
                 let s = best_time(settings, |_| {
                     encode_row_split_with(path, t, g, Source::F32(&src), &mut buf)?;
                     Ok(())
@@ -596,6 +701,7 @@ pub fn measure_kernel(
                     weights: n * k,
                     weight_bytes: g.len,
                     residency,
+                    local_bw: local(t, residency, bw0),
                 });
             }
         }
@@ -637,25 +743,49 @@ pub struct Report {
     pub bandwidth_after: Vec<Bandwidth>,
     /// The kernels.
     pub rows: Vec<Measurement>,
+    /// The bandwidth buffer, shared by the start, the local probes and the end.
+    pub probe: Arc<Probe>,
 }
 
 impl Report {
     /// Start a report: measure the read bandwidth for `settings.threads`.
     pub fn start(settings: &Settings) -> Report {
+        let probe = Probe::new(settings);
         Report {
             isa: settings.isa,
             llc: settings.llc,
             placement: settings.placement,
-            bandwidth: measure_bandwidth(settings),
+            bandwidth: probe.measure(&settings.threads),
             bandwidth_after: Vec::new(),
             rows: Vec::new(),
+            probe: Arc::new(probe),
         }
+    }
+
+    /// [`measure_kernel_near`] with this report's probe and start bandwidth: each
+    /// memory-resident measurement gets its local bandwidth. The caller pushes the rows.
+    pub fn measure(
+        &self,
+        label: &str,
+        desc: &TensorDesc,
+        payload: &[u8],
+        kernel: Kernel,
+        settings: &Settings,
+    ) -> Result<Vec<Measurement>, ReportError> {
+        measure_kernel_near(
+            label,
+            desc,
+            payload,
+            kernel,
+            settings,
+            Some((&self.probe, &self.bandwidth)),
+        )
     }
 
     /// Measure the read bandwidth again (after the kernels) and return the closing line: both
     /// measurements side by side, so a reader sees whether the denominator held still.
     pub fn finish(&mut self, settings: &Settings) -> String {
-        self.bandwidth_after = measure_bandwidth(settings);
+        self.bandwidth_after = self.probe.measure(&settings.threads);
         let mut s = String::from("read bandwidth measured again after the kernels:");
         for (a, b) in self.bandwidth.iter().zip(&self.bandwidth_after) {
             s += &format!(
@@ -682,6 +812,11 @@ impl Report {
         self.bandwidth_for(m.threads).map(|bw| m.bytes_per_s() / bw)
     }
 
+    /// `m`'s weight bytes/s over its local read bandwidth ([`Measurement::local_bw`]).
+    pub fn local_ratio(m: &Measurement) -> Option<f64> {
+        m.local_bw.map(|bw| m.bytes_per_s() / bw)
+    }
+
     /// The header lines (instruction set, LLC, bandwidth).
     pub fn header(&self) -> String {
         let mut s = format!(
@@ -701,18 +836,20 @@ impl Report {
         }
         s.pop();
         s + &format!(
-            "\n{:<22} {:<12} {:>11} {:>4} {:>3} {:>9} {:>10} {:>9} {:>7}",
-            "kernel", "op", "shape", "res", "thr", "ms", "Gweights/s", "GB/s", "of bw"
+            "\n{:<22} {:<12} {:>11} {:>4} {:>3} {:>9} {:>10} {:>9} {:>7} {:>8} {:>8}",
+            "kernel", "op", "shape", "res", "thr", "ms", "Gweights/s", "GB/s", "of bw", "local", "of local"
         )
     }
 
     /// One table line.
     pub fn line(&self, m: &Measurement) -> String {
-        let ratio = self
-            .ratio(m)
-            .map_or_else(|| "-".to_string(), |r| format!("{:.0}%", 100.0 * r));
+        let pct = |r: Option<f64>| r.map_or_else(|| "-".to_string(), |r| format!("{:.0}%", 100.0 * r));
+        let ratio = pct(self.ratio(m));
+        let local = m
+            .local_bw
+            .map_or_else(|| "-".to_string(), |b| format!("{:.1}", b / 1e9));
         format!(
-            "{:<22} {:<12} {:>11} {:>4} {:>3} {:>9.3} {:>10.2} {:>9.2} {:>7}",
+            "{:<22} {:<12} {:>11} {:>4} {:>3} {:>9.3} {:>10.2} {:>9.2} {:>7} {:>8} {:>8}",
             m.label,
             m.kernel.to_string(),
             format!("{}x{}", m.shape.0, m.shape.1),
@@ -724,7 +861,9 @@ impl Report {
             m.seconds * 1e3,
             m.weights_per_s() / 1e9,
             m.bytes_per_s() / 1e9,
-            ratio
+            ratio,
+            local,
+            pct(Report::local_ratio(m))
         )
     }
 }
@@ -753,7 +892,7 @@ pub fn run_builtin(
         for &f in formats {
             let (desc, payload) = synthetic(f, n, k)?;
             for kernel in kernels_for(f) {
-                for m in measure_kernel(f.name(), &desc, &payload, kernel, settings)? {
+                for m in report.measure(f.name(), &desc, &payload, kernel, settings)? {
                     each(&report, &m);
                     report.rows.push(m);
                 }
@@ -805,6 +944,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Memory-resident rows carry a local bandwidth from the report's probe (and their line its
+    /// ratio); cache-resident rows and rows measured without a probe do not.
+    #[test]
+    fn memory_rows_get_a_local_bandwidth_and_cache_rows_none() {
+        let mut settings = Settings::quick();
+        settings.threads = vec![1, 2];
+        settings.min_time = Duration::from_millis(1);
+        settings.min_reps = 1;
+        settings.bw_bytes = MIB;
+        settings.bw_reps = 1;
+        settings.llc = 64 << 10;
+        let (desc, payload) = synthetic(Format::Q4G64F16S, 64, 256).unwrap();
+        for placement in [Placement::Memory, Placement::Cache] {
+            settings.placement = placement;
+            let report = Report::start(&settings);
+            let rows = report
+                .measure("q", &desc, &payload, Kernel::Gemv(Profile::F32), &settings)
+                .unwrap();
+            assert_eq!(rows.len(), 2);
+            for m in &rows {
+                let line = report.line(m);
+                match placement {
+                    Placement::Memory => {
+                        let bw = m.local_bw.expect("a memory-resident row has a local bandwidth");
+                        assert!(bw.is_finite() && bw > 0.0, "{bw}");
+                        let r = Report::local_ratio(m).unwrap();
+                        assert!((r - m.bytes_per_s() / bw).abs() <= 1e-12 * r, "{r}");
+                        assert!(line.ends_with(&format!("{:.0}%", 100.0 * r)), "{line}");
+                    }
+                    _ => {
+                        assert_eq!(m.local_bw, None);
+                        let tail: Vec<&str> = line.split_whitespace().rev().take(2).collect();
+                        assert_eq!(tail, ["-", "-"], "{line}");
+                    }
+                }
+            }
+            assert!(report.header().ends_with("of local"), "{}", report.header());
+        }
+        settings.placement = Placement::Memory;
+        let plain = measure_kernel("q", &desc, &payload, Kernel::DequantizeF32, &settings).unwrap();
+        assert!(plain.iter().all(|m| m.local_bw.is_none()));
     }
 
     #[test]
