@@ -136,13 +136,18 @@
 //! - E4M3FN block scales (NVFP4) and FP8 words go through binary16 and `vcvtph2ps` when no NaN
 //!   word is present (AVX-512; on AVX2 with F16C detected at run time): 6-9 instructions per 16
 //!   values instead of 32; the FP8 kernels leave the binary16 route's factor 2^-8 on the weights
-//!   and multiply the activations by 2^8 once per call instead (the same exact products);
+//!   and multiply the activations by 2^8 once per call instead (the same exact products); AVX2
+//!   FP8 moves its bytes into 16-bit words by an unpack and tests a chunk for NaN words by one
+//!   unsigned maximum of `b + b` (one thread, L2-resident, 8.55 -> 9.19 G weights/s);
 //! - E2M1/E4M3FN words are decoded without a subnormal operand ever reaching the FPU (an x86
 //!   vector multiply with a subnormal operand takes a microcode assist);
-//! - the AVX2 row-split and AVX-512 Q6 `F32` kernels make codes floats by a byte shuffle under
-//!   the exponent of 2^23 and one subtraction (exact), off the ports the multiply and FMA need
-//!   on Intel (Xeon, one thread, cache-resident: AVX2 Q4 9.4 -> 10.5, Q5 8.1 -> 9.2; AVX-512 Q6
-//!   11.7 -> 13.1 G weights/s);
+//! - the AVX2 row-split and AVX-512 Q6 `F32` kernels make each weight from its code byte with
+//!   a byte shuffle under the exponent of 2^15 and one FMA, `(2^15 + u') s - (2^15 + o) s`
+//!   (exact: the constant has at most 23 significant bits for every binary16 scale, tested for
+//!   all of them), off the ports the FMA needs on Intel. Session 6 put the byte under 2^23 and
+//!   subtracted, then multiplied (Xeon, one thread, cache-resident: AVX2 Q4 9.4 -> 10.5, Q5 8.1
+//!   -> 9.2; AVX-512 Q6 11.7 -> 13.1 G weights/s); session 8 folded both into the FMA (AVX2 Q4
+//!   10.3 -> 11.3, Q5 9.0 -> 10.6, Q6 8.9 -> 10.4; AVX-512 Q6 13.0 -> 14.0);
 //! - the encoder narrows `u32` words to bytes with explicit x86 instructions (AVX-512 `vpmovdb`,
 //!   AVX2 packs): LLVM had scalarised the portable loop into a `vpinsrb`/`vpextrb` per byte
 //!   (Xeon, one thread, Q4 cache-resident 1.87 -> 4.65 G weights/s; see `encode`'s docs), and

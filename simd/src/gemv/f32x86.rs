@@ -581,6 +581,16 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
     }
     let mut acc = [[[avx._mm256_setzero_ps(); 4]; NB]; R];
     for c in 0..chunks {
+        // This chunk's activations of each batch row (one bounds check per row and chunk, not
+        // per block).
+        let mut xc = [&[0f32; CHUNK]; NB];
+        for (b, o) in xc.iter_mut().enumerate() {
+            if live(b) {
+                *o = xs[b * kc + CHUNK * c..][..CHUNK]
+                    .try_into()
+                    .unwrap_or(&[0.0; CHUNK]);
+            }
+        }
         for (r, &row) in rows.iter().enumerate() {
             let full = CHUNK * (c + 1) <= k;
             let direct = KIND >= BF16 && full;
@@ -651,8 +661,7 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
                     if !live(b) {
                         break;
                     }
-                    let p = b * kc + CHUNK * c + 32 * blk;
-                    let xr: &[f32; 32] = xs[p..p + 32].try_into().unwrap_or(&[0.0; 32]);
+                    let xr: &[f32; 32] = xc[b][32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
                     let xv: [__m256; 4] = pulp::cast(*xr);
                     for j in 0..4 {
                         a[j] = fma._mm256_fmadd_ps(wv[j], xv[j], a[j]);

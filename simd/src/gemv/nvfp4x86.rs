@@ -69,7 +69,14 @@
 //!   against the criterion. It replaced a kernel that moved every nibble into position order
 //!   and widened 8 codes at a time to multiply each by `s / 2` (bit-identical to the generic
 //!   kernel, 35% more instructions): one thread, medians of 5, G weights/s: cache-resident
-//!   9.9 -> 14.0, 8192x8192 from memory 9.0 -> 13.8.
+//!   9.9 -> 14.0, 8192x8192 from memory 9.0 -> 13.8. Tried in session 8 (Xeon, 256x8192
+//!   L2-resident, one thread, medians of 3) and dropped, both slower than the two shifts and
+//!   the conversion: the row-split kernels' byte under the exponent of 2^15 (`u = 2 e2m1 + 12`
+//!   from the table, a shuffle, an OR, a subtraction of `2^15 + 12`), 10.62 -> 10.26; the same
+//!   with the subtraction and the sub-block scale folded into one FMA per weight vector
+//!   (`f32x86::split_weights` with per-lane scales, no per-lane partial sums), 10.62 -> 9.96.
+//!   This kernel already spends port 5 on two table shuffles and a scale permute per half
+//!   chunk.
 //! - AVX-512: vector j of a chunk is the code register shifted right by `4j` per 32-bit lane,
 //!   so `permutexvar` on the 16-entry `E2M1_TO_F32` table gives lane l the value of position
 //!   `8l + j`; the activations are reordered to match once per call and thread. Per chunk and
