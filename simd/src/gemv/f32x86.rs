@@ -65,7 +65,9 @@
 //! 17.54 -> 10.35 / 19.01. Tried after it and dropped: a Q4 route without the nibble split
 //! (two byte unpacks and two word unpacks build `2^15 + b` for a whole code byte, one mask per
 //! nibble keeps it in place, the high nibble's scale `s / 16`; 14% fewer operations by count, all
-//! the unpacks on port 5): 256x8192 cache-resident 12.12 -> 10.50.
+//! the unpacks on port 5): 256x8192 cache-resident 12.12 -> 10.50; and W8 in this form (the
+//! sign bits flipped to make offset codes `q + 128`, `(2^15 + 128) s` exact too, the activations
+//! staged in [`SPLIT_V3`]) instead of widening and converting: 11.40 -> 9.25.
 //!
 //! On AVX2 (16 vector registers) two streams for W8 and FP32, four for BF16, one for the
 //! row-split Q4/Q5/Q6 kernels (one thread, 8192x8192 from memory, G weights/s, one stream ->
