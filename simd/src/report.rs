@@ -259,17 +259,23 @@ fn read_bandwidth_in(buf: &[u64], threads: usize, reps: usize) -> (f64, usize) {
     let isa = Isa::detect();
     let mut best = (f64::INFINITY, 1);
     for streams in BW_STREAMS {
-        for _ in 0..reps.max(1) {
-            let t0 = Instant::now();
-            let total = sum_split(buf, per, isa, streams);
-            std::hint::black_box(total);
-            let dt = t0.elapsed().as_secs_f64();
-            if dt < best.0 {
-                best = (dt, streams);
-            }
+        let dt = best_secs(buf, per, isa, streams, reps.max(1));
+        if dt < best.0 {
+            best = (dt, streams);
         }
     }
     ((buf.len() * 8) as f64 / best.0.max(1e-12), best.1)
+}
+
+/// The best of `reps` timed [`sum_split`]s of `buf` (seconds).
+fn best_secs(buf: &[u64], per: usize, isa: Isa, streams: usize, reps: usize) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        std::hint::black_box(sum_split(buf, per, isa, streams));
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    best
 }
 
 /// The sum of `buf` by one thread per `per`-word part, each reading its part as `streams`
@@ -359,16 +365,9 @@ impl Probe {
     /// right before and right after a kernel, so that its ratio is to what the machine delivered
     /// at that time (the host of a virtual machine moves it within a run).
     pub fn local(&self, threads: usize, streams: usize) -> f64 {
-        let t = threads.max(1);
-        let per = self.buf.len().div_ceil(t);
-        let isa = Isa::detect();
-        let mut best = f64::INFINITY;
-        for _ in 0..self.reps.clamp(1, LOCAL_REPS) {
-            let t0 = Instant::now();
-            let total = sum_split(&self.buf, per, isa, streams);
-            std::hint::black_box(total);
-            best = best.min(t0.elapsed().as_secs_f64());
-        }
+        let per = self.buf.len().div_ceil(threads.max(1));
+        let reps = self.reps.clamp(1, LOCAL_REPS);
+        let best = best_secs(&self.buf, per, Isa::detect(), streams, reps);
         (self.buf.len() * 8) as f64 / best.max(1e-12)
     }
 }

@@ -236,13 +236,10 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
             row_scales(scales, row, gp, &mut sc[r * gp..(r + 1) * gp]);
         }
     }
-    // After the scales, the Q6 constants `-(2^15 + 32) s` of `split_weights_v4`, one per group.
+    // After the scales, the Q6 constants of `split_weights_v4`, one per group.
     let (sc, sn) = sc.split_at_mut(R * gp);
     if KIND == Q6_SHIFT {
-        let bias = -(SPLIT_BIAS + f32::from(offset(Grouped::Q6)));
-        for (n, &v) in sn.iter_mut().zip(&*sc) {
-            *n = bias * v;
-        }
+        split_constants(Grouped::Q6, sc, sn);
     }
     // Q4 by table: the signed code of each nibble as f32, and the shift of each vector.
     let q4: __m512 = pulp::cast(Q4_CODES);
@@ -575,14 +572,10 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
             row_scales(scales, row, gp, &mut sc[r * gp..(r + 1) * gp]);
         }
     }
-    // After the scales, the Q4/Q5/Q6 constants `-(2^15 + o) s` of `split_weights`, one per
-    // group (exact, see there).
+    // After the scales, the Q4/Q5/Q6 constants of `split_weights`, one per group.
     let (sc, sn) = sc.split_at_mut(R * gp);
     if KIND < 3 {
-        let bias = -(SPLIT_BIAS + f32::from(offset(grouped(KIND))));
-        for (n, &v) in sn.iter_mut().zip(&*sc) {
-            *n = bias * v;
-        }
+        split_constants(grouped(KIND), sc, sn);
     }
     let mut acc = [[[avx._mm256_setzero_ps(); 4]; NB]; R];
     for c in 0..chunks {
@@ -692,6 +685,16 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
 /// `2^15` as f32: the value of the exponent bits `0x4700_0000` that [`split_weights`] puts above
 /// a code in bits 8-15.
 const SPLIT_BIAS: f32 = 32_768.0;
+
+/// The constant `-(2^15 + o) s` of [`split_weights`] / [`split_weights_v4`] for each group scale
+/// `s` of `sc`, into `sn` (exact, see [`split_weights`]).
+#[inline(always)]
+fn split_constants(g: Grouped, sc: &[f32], sn: &mut [f32]) {
+    let bias = -(SPLIT_BIAS + f32::from(offset(g)));
+    for (n, &v) in sn.iter_mut().zip(sc) {
+        *n = bias * v;
+    }
+}
 
 /// Byte-shuffle controls (one 128-bit lane) that move byte `j` of each 32-bit lane into its
 /// byte 1 and zero the other three (`0x80` selects zero).
@@ -810,7 +813,9 @@ mod tests {
                 if !sg.is_finite() {
                     continue;
                 }
-                let ng = -(SPLIT_BIAS + o) * sg;
+                let mut ng = [0f32];
+                split_constants(g, &[sg], &mut ng);
+                let ng = ng[0];
                 assert_eq!(
                     f64::from(ng),
                     -(32_768.0 + f64::from(o)) * f64::from(sg),
@@ -826,12 +831,18 @@ mod tests {
         core::array::from_fn(|i| (i % (1 << g.bits())) as u8)
     }
 
-    fn same_weight(got: f32, u: u8, o: f32, sg: f32, ctx: &str) {
-        let want = (f32::from(u) - o) * sg;
-        assert!(
-            got.to_bits() == want.to_bits() || (got == 0.0 && want == 0.0),
-            "{ctx}: code {u}, scale {sg:e}: {got:e} != {want:e}"
-        );
+    /// Vector `j`, lane `l` of `got` is the weight of code byte `v[4 l + j]`.
+    fn same_weights<const L: usize>(got: &[[f32; L]; 4], v: &[u8], o: f32, sg: f32, ctx: &str) {
+        for (j, lanes) in got.iter().enumerate() {
+            for (l, &w) in lanes.iter().enumerate() {
+                let u = v[4 * l + j];
+                let want = (f32::from(u) - o) * sg;
+                assert!(
+                    w.to_bits() == want.to_bits() || (w == 0.0 && want == 0.0),
+                    "{ctx} j {j} l {l}: code {u}, scale {sg:e}: {w:e} != {want:e}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -845,11 +856,7 @@ mod tests {
             for half in 0..2 {
                 let v: [u8; 32] = u[32 * half..32 * half + 32].try_into().unwrap();
                 let got: [[f32; 8]; 4] = pulp::cast(s.vectorize(|| split_weights(s, pulp::cast(v), sg, ng)));
-                for (j, lanes) in got.iter().enumerate() {
-                    for (l, &w) in lanes.iter().enumerate() {
-                        same_weight(w, v[4 * l + j], o, sg, &format!("V3 {g:?} j {j} l {l}"));
-                    }
-                }
+                same_weights(&got, &v, o, sg, &format!("V3 {g:?}"));
             }
         });
     }
@@ -863,11 +870,7 @@ mod tests {
         each_scale(|sg, ng, o, g| {
             let v = codes(g);
             let got: [[f32; 16]; 4] = pulp::cast(s.vectorize(|| split_weights_v4(s, pulp::cast(v), sg, ng)));
-            for (t, lanes) in got.iter().enumerate() {
-                for (l, &w) in lanes.iter().enumerate() {
-                    same_weight(w, v[4 * l + t], o, sg, &format!("V4 {g:?} t {t} l {l}"));
-                }
-            }
+            same_weights(&got, &v, o, sg, &format!("V4 {g:?}"));
         });
     }
 }
