@@ -125,7 +125,8 @@
 //!   with one left and one arithmetic right shift instead of widening 8 or 16 bytes out of an
 //!   extract (AVX-512 Q6, W8; AVX2 Q4/Q5/Q6), activations staged in that order; AVX2 BF16 reads
 //!   32 bytes of words at a time (even positions shifted, odd ones masked); all tested bit for
-//!   bit against the generic kernel on weights and activations permuted into the same order;
+//!   bit against the generic kernel on weights and activations permuted into the same order
+//!   (AVX2 Q4/Q5/Q6 since session 9 against a scalar model of their per-group order, below);
 //! - the NVFP4 AVX-512 passes take four rows 32 apart in one 128-row scale tile, whose scales of
 //!   a K-tile share one 16-byte unit of the swizzled plane: two 16-byte loads per chunk for all
 //!   four rows instead of eight 4-byte loads from 8 cache lines (2 threads from memory: `I8`
@@ -141,13 +142,20 @@
 //!   unsigned maximum of `b + b` (one thread, L2-resident, 8.55 -> 9.19 G weights/s);
 //! - E2M1/E4M3FN words are decoded without a subnormal operand ever reaching the FPU (an x86
 //!   vector multiply with a subnormal operand takes a microcode assist);
-//! - the AVX2 row-split and AVX-512 Q6 `F32` kernels make each weight from its code byte with
-//!   a byte shuffle under the exponent of 2^15 and one FMA, `(2^15 + u') s - (2^15 + o) s`
-//!   (exact: the constant has at most 23 significant bits for every binary16 scale, tested for
-//!   all of them), off the ports the FMA needs on Intel. Session 6 put the byte under 2^23 and
-//!   subtracted, then multiplied (Xeon, one thread, cache-resident: AVX2 Q4 9.4 -> 10.5, Q5 8.1
-//!   -> 9.2; AVX-512 Q6 11.7 -> 13.1 G weights/s); session 8 folded both into the FMA (AVX2 Q4
-//!   10.3 -> 11.3, Q5 9.0 -> 10.6, Q6 8.9 -> 10.4; AVX-512 Q6 13.0 -> 14.0);
+//! - the AVX-512 Q6 `F32` kernel makes each weight from its code byte with a byte shuffle under
+//!   the exponent of 2^15 and one FMA, `(2^15 + u') s - (2^15 + o) s` (exact: the constant has at
+//!   most 23 significant bits for every binary16 scale, tested for all of them), off the ports
+//!   the FMA needs on Intel. Session 6 put the byte under 2^23 and subtracted, then multiplied
+//!   (Xeon, one thread, cache-resident: AVX2 Q4 9.4 -> 10.5, Q5 8.1 -> 9.2; AVX-512 Q6 11.7 ->
+//!   13.1 G weights/s); session 8 folded both into the FMA (AVX2 Q4 10.3 -> 11.3, Q5 9.0 ->
+//!   10.6, Q6 8.9 -> 10.4; AVX-512 Q6 13.0 -> 14.0);
+//! - the AVX2 Q4/Q5/Q6 `F32` kernels sum per group (session 9): a byte shuffle puts each signed
+//!   code in the top byte of a 32-bit lane, one conversion makes `q 2^(32 - b)` exactly, one FMA
+//!   per 8 weights sums it times `x`, and one FMA per group applies the scale (times
+//!   `2^-(32 - b)`): three vector operations per 8 weights instead of four. Meets the `F32`
+//!   criterion; bit-identical to a scalar model of its order, which does not depend on the
+//!   batch size (Xeon, one thread, cache-resident: Q4 11.3 -> 14.6, Q5 10.6 -> 12.6, Q6 10.6 ->
+//!   12.7 G weights/s);
 //! - the encoder narrows `u32` words to bytes with explicit x86 instructions (AVX-512 `vpmovdb`,
 //!   AVX2 packs): LLVM had scalarised the portable loop into a `vpinsrb`/`vpextrb` per byte
 //!   (Xeon, one thread, Q4 cache-resident 1.87 -> 4.65 G weights/s; see `encode`'s docs), and

@@ -10,12 +10,14 @@
 //!   Q4/Q5/Q6 kernels ([`SPLIT_V3`]), which take field `j` of every 32-bit lane of the code
 //!   bytes instead of widening 8 bytes at a time (with one left and one arithmetic right shift:
 //!   AMD, Q4 one thread, cache-resident, 14.8 -> 17.0 G weights/s; Q5/Q6 unchanged, measured;
-//!   since session 6 by a byte shuffle under a float exponent, since session 8 with the offset
-//!   and the scale in one FMA, see below). Tried on the AVX2
-//!   Q4 kernel and dropped (no gain or slower): summing `q x` per group and multiplying by the
-//!   scale once per group (one multiplication per 8 weights less; medians of 5 alternations:
+//!   since session 6 by a byte shuffle under a float exponent, in session 8 with the offset
+//!   and the scale in one FMA, since session 9 summed per group, see below). Tried on the AVX2
+//!   Q4 kernel on AMD and dropped (no gain or slower): summing `q x` per group and multiplying by
+//!   the scale once per group (one multiplication per 8 weights less; medians of 5 alternations:
 //!   17.0 -> 17.1 cache-resident, 21.6 -> 21.9 from memory on 2 threads: the conversion and
-//!   the shifts, not the multiplications, bound it), building `2^23 + u` by OR-ing the nibble
+//!   the shifts, not the multiplications, bound it; on the Xeon, with the codes moved to the top
+//!   of each lane by a byte shuffle instead of shifts, the same idea is what session 9 kept),
+//!   building `2^23 + u` by OR-ing the nibble
 //!   into a float's mantissa instead of converting (two alternations: 17 -> 10.7 and 14.4),
 //!   and two weight streams (medians of 5: 12.8 -> 13.1 from memory, 2 threads 23.8 -> 23.1);
 //! - BF16: 16-bit words zero-extended to 32 bits and shifted left by 16 (exact); on AVX2 32
@@ -44,30 +46,39 @@
 //! four *adjacent* rows per pass (fine at K = 8192, half the bandwidth at K = 2048, where the
 //! rows are 4 KiB apart).
 //!
-//! AVX2 row-split `F32` (Q4/Q5/Q6) codes become weights by [`split_weights`]: a byte shuffle
-//! (or a mask) moves each code under the exponent bits of 2^15, making the float `2^15 + u'`,
-//! and one FMA with the group scale and the exact constant `-(2^15 + o) s` gives the weight
-//! `(u' - o) s` exactly. Session 6 moved the code under the exponent of 2^23 instead and
-//! subtracted `2^23 + o`, with the multiply by the scale after it (`split_floats`: instead of
-//! two shifts and a conversion that share ports 0 and 1 with the multiply and the FMA on Intel
-//! cores; on the AMD machine of sessions 3-5 an OR of the nibble into the mantissa had measured
-//! slower than the shifts, see above; this form was not measured there); session 8 folded the
-//! subtraction and the multiply into the FMA (the 2^15 placement is what makes the constant
-//! exact; tested for every finite binary16 scale). And the code bytes of
-//! every row-split kind are software-prefetched one row ahead in their stream, as the `I8`
-//! kernels do. Xeon (Emerald Rapids, KVM), G weights/s, medians of 3 alternations: 4096x4096
-//! cache-resident one thread Q4 9.39 -> 10.53, Q5 8.08 -> 9.16, Q6 8.63 -> 9.17; 8192x8192
-//! from memory, one thread (shuffle, then prefetch) Q4 8.18 -> 8.74 -> 9.69, Q6 6.50 -> 6.53 ->
-//! 8.89, W8 (prefetch) 8.74 -> 9.83; two threads Q4 16.3 -> 17.2, Q6 13.1 -> 17.6, W8 16.7 ->
-//! 19.6. The FMA fold (session 8, the same machine and method): 256x8192 cache-resident one
-//! thread Q4 10.33 -> 11.34, Q5 9.02 -> 10.55, Q6 8.85 -> 10.37; 8192x8192 from memory, one /
-//! two threads, Q4 10.42 / 20.69 -> 11.28 / 22.16, Q5 9.03 / 17.76 -> 10.49 / 20.81, Q6 8.79 /
-//! 17.54 -> 10.35 / 19.01. Tried after it and dropped: a Q4 route without the nibble split
-//! (two byte unpacks and two word unpacks build `2^15 + b` for a whole code byte, one mask per
-//! nibble keeps it in place, the high nibble's scale `s / 16`; 14% fewer operations by count, all
-//! the unpacks on port 5): 256x8192 cache-resident 12.12 -> 10.50; and W8 in this form (the
-//! sign bits flipped to make offset codes `q + 128`, `(2^15 + 128) s` exact too, the activations
-//! staged in [`SPLIT_V3`]) instead of widening and converting: 11.40 -> 9.25.
+//! AVX2 row-split `F32` (Q4/Q5/Q6) sums per group ([`pass_v3_split`], session 9): each signed
+//! code is moved by a byte shuffle (or a mask) to the top byte of a 32-bit lane and converted,
+//! giving `q 2^(32 - b)` exactly ([`decode_top_v3`], [`top_floats`]); the group's sums of those
+//! times `x` take one FMA per 8 weights, and one FMA per group applies `s 2^-(32 - b)`. That is
+//! three vector operations per 8 weights (shuffle, conversion, FMA) where the forms before it took
+//! four: session 6 moved the code under the exponent of 2^23 and subtracted `2^23 + o`, with the
+//! multiply by the scale after it (`split_floats`: instead of two shifts and a conversion that
+//! share ports 0 and 1 with the multiply and the FMA on Intel cores; on the AMD machine of
+//! sessions 3-5 an OR of the nibble into the mantissa had measured slower than the shifts, see
+//! above); session 8 put the code under the exponent of 2^15 and made each weight by one FMA with
+//! the exact constant `-(2^15 + o) s` (`split_weights`, still the AVX-512 Q6 form,
+//! [`split_weights_v4`]), then a second FMA with `x`. The sum order is no longer the generic
+//! kernel's: the kernel meets the `F32` criterion and equals a scalar model of its order bit for
+//! bit (`gemv/x86_tests.rs`). And the code bytes of every row-split kind are software-prefetched
+//! one row ahead in their stream, as the `I8` kernels do. Xeon (Emerald Rapids, KVM), G
+//! weights/s, medians of 3 alternations: 4096x4096 cache-resident one thread Q4 9.39 -> 10.53, Q5
+//! 8.08 -> 9.16, Q6 8.63 -> 9.17; 8192x8192 from memory, one thread (shuffle, then prefetch) Q4
+//! 8.18 -> 8.74 -> 9.69, Q6 6.50 -> 6.53 -> 8.89, W8 (prefetch) 8.74 -> 9.83; two threads Q4 16.3
+//! -> 17.2, Q6 13.1 -> 17.6, W8 16.7 -> 19.6. The FMA-made weights (session 8, the same machine
+//! and method): 256x8192 cache-resident one thread Q4 10.33 -> 11.34, Q5 9.02 -> 10.55, Q6 8.85
+//! -> 10.37; 8192x8192 from memory, one / two threads, Q4 10.42 / 20.69 -> 11.28 / 22.16, Q5 9.03
+//! / 17.76 -> 10.49 / 20.81, Q6 8.79 / 17.54 -> 10.35 / 19.01. Tried after it and dropped: a Q4
+//! route without the nibble split (two byte unpacks and two word unpacks build `2^15 + b` for a
+//! whole code byte, one mask per nibble keeps it in place, the high nibble's scale `s / 16`; 14%
+//! fewer operations by count, all the unpacks on port 5): 256x8192 cache-resident 12.12 ->
+//! 10.50; and W8 in this form (the sign bits flipped to make offset codes `q + 128`, `(2^15 +
+//! 128) s` exact too, the activations staged in [`SPLIT_V3`]) instead of widening and
+//! converting: 11.40 -> 9.25. The per-group sums (session 9): 256x8192 cache-resident one
+//! thread Q4 11.34 -> 14.60, Q5 10.63 -> 12.61, Q6 10.63 -> 12.67; 8192x8192 from memory, one /
+//! two threads, Q4 12.10 / 20.91 -> 14.90 / 29.42, Q5 10.72 / 20.85 -> 12.65 / 25.18, Q6 10.44 /
+//! 20.56 -> 12.36 / 24.00. Tried with it: the byte-0 shuffle kept as a shuffle (the compiler
+//! turns it into a shift, on ports 0/1 with the conversions and FMAs; hiding the control from it
+//! measured slower, Q4 14.3 -> 14.0).
 //!
 //! On AVX2 (16 vector registers) two streams for W8 and FP32, four for BF16, one for the
 //! row-split Q4/Q5/Q6 kernels (one thread, 8192x8192 from memory, G weights/s, one stream ->
@@ -423,7 +434,7 @@ const Q5_CODES: [f32; 32] = [
 
 /// The staged order of the AVX2 row-split kernels (Q4/Q5/Q6, 8 lanes): vector `j` (0..16), lane
 /// `l` holds position `32 (j / 4) + 4 l + j % 4`, field `j % 4` of the 32-bit lane `l` of the
-/// chunk's 32-position block `j / 4` (see [`pass_v3`]).
+/// chunk's 32-position block `j / 4` (see [`pass_v3_split`]).
 pub(crate) const SPLIT_V3: u8 = 2;
 
 /// The staged order of the AVX2 BF16 kernel (8 lanes): vector `j` (0..16), lane `l` holds
@@ -476,9 +487,9 @@ pub(crate) fn table_order(order: u8, xs: &[f32]) -> Vec<f32> {
 const STREAMS: usize = 4;
 
 /// AVX2 row loop: one 32-position block (four 8-lane vectors) at a time, so the pre-weights
-/// stay in registers; the accumulator order equals the generic kernel's (for Q4/Q5/Q6: the
-/// generic kernel's on weights and activations permuted into [`SPLIT_V3`], tested in
-/// `gemv/x86_tests.rs`).
+/// stay in registers; the accumulator order equals the generic kernel's (for BF16: on weights
+/// and activations permuted into [`BF16_V3`]), except Q4/Q5/Q6, which sum per group in the
+/// staged order [`SPLIT_V3`] ([`pass_v3_split`]; both tested in `gemv/x86_tests.rs`).
 #[inline(always)]
 pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     by_kind_and_batch!(job.w, job.nb, rows_v3_impl(s, job))
@@ -498,7 +509,7 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         ys,
     } = job;
     let gp = grouped_parts(&w).3;
-    // Per weight stream a row's group scales, then for Q4/Q5/Q6 its `split_weights` constants.
+    // Per weight stream a row's group scales.
     let mut sc = vec![0f32; 8 * gp];
     // The row-split Q4/Q5/Q6 kernels read the activations in their staged order.
     let xp: Vec<f32>;
@@ -521,7 +532,11 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
     }
     let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
-        let y = pass_v3::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc);
+        let y = if KIND < 3 {
+            [pass_v3_split::<KIND, NB>(s, &w, xs, nb, row, &mut sc)]
+        } else {
+            pass_v3::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc)
+        };
         store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
@@ -572,11 +587,6 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
             row_scales(scales, row, gp, &mut sc[r * gp..(r + 1) * gp]);
         }
     }
-    // After the scales, the Q4/Q5/Q6 constants of `split_weights`, one per group.
-    let (sc, sn) = sc.split_at_mut(R * gp);
-    if KIND < 3 {
-        split_constants(grouped(KIND), sc, sn);
-    }
     let mut acc = [[[avx._mm256_setzero_ps(); 4]; NB]; R];
     for c in 0..chunks {
         // This chunk's activations of each batch row (one bounds check per row and chunk, not
@@ -593,8 +603,7 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
             let full = CHUNK * (c + 1) <= k;
             let direct = KIND >= BF16 && full;
             let q: [__m256i; 4] = if KIND < BF16 {
-                // The register decode in position order: Q4/Q5/Q6 offset codes `u'` (read by
-                // `split_weights`), W8 the signed codes themselves.
+                // W8: the register decode in position order, the signed codes themselves.
                 let g = grouped(KIND);
                 let cb = 16 * g.bits() as usize;
                 let at = row * rcb + c * cb;
@@ -617,12 +626,7 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
                 [zi; 4]
             };
             for blk in 0..4 {
-                let wv: [__m256; 4] = if KIND < 3 {
-                    // Staged order `SPLIT_V3`: vector j of the block holds field j of each 32-bit
-                    // lane, as weights by `split_weights`.
-                    let gi = r * gp + 2 * c + blk / 2;
-                    split_weights(s, q[blk], sc[gi], sn[gi])
-                } else if KIND < BF16 {
+                let wv: [__m256; 4] = if KIND < BF16 {
                     let gs = grouped(KIND).group_size();
                     let sg = avx._mm256_set1_ps(sc[r * gp + c * (CHUNK / gs) + 32 * blk / gs]);
                     let qb: [u64; 4] = pulp::cast(q[blk]);
@@ -682,12 +686,12 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
     out
 }
 
-/// `2^15` as f32: the value of the exponent bits `0x4700_0000` that [`split_weights`] puts above
-/// a code in bits 8-15.
+/// `2^15` as f32: the value of the exponent bits `0x4700_0000` that [`split_weights_v4`] puts
+/// above a code in bits 8-15.
 const SPLIT_BIAS: f32 = 32_768.0;
 
-/// The constant `-(2^15 + o) s` of [`split_weights`] / [`split_weights_v4`] for each group scale
-/// `s` of `sc`, into `sn` (exact, see [`split_weights`]).
+/// The constant `-(2^15 + o) s` of [`split_weights_v4`] for each group scale `s` of `sc`, into
+/// `sn` (exact, see [`split_weights_v4`]).
 #[inline(always)]
 fn split_constants(g: Grouped, sc: &[f32], sn: &mut [f32]) {
     let bias = -(SPLIT_BIAS + f32::from(offset(g)));
@@ -712,42 +716,21 @@ const BYTE_TO1: [[i8; 16]; 4] = {
     t
 };
 
-/// The weights of one 32-position block of a Q4/Q5/Q6 chunk as four vectors of f32 in the
-/// staged order [`SPLIT_V3`] (vector `j`, lane `l`: byte `4 l + j` of `u`, an offset code `u'`
-/// at position `32 blk + 4 l + j`), for the group scale `sg` and `ng = -(2^15 + o) sg`.
+/// The AVX-512 Q6 weights of one 64-position half: field `t` of each 32-bit lane of `u` (byte
+/// `t`, a Q6 offset code `u'`) as the weight `(u' - 32) sg`, exactly, with `ng = -(2^15 + 32) sg`.
 ///
 /// The byte is moved into bits 8-15 of its 32-bit lane under the exponent bits of 2^15, making
 /// the float `F = 2^15 + u'` exactly, and one FMA gives `F sg + ng = (u' - o) sg`: the weight
 /// (section 6.2), exactly. `ng` is exact because `(2^15 + o) sg = 2^15 sg + o sg` puts the 11
-/// significant bits of the f16 scale twice, 10-12 bits apart (`o` = 8, 16, 32): at most 23 bits
-/// in all; the FMA's one rounding is of an exact product and sum whose result, `(u' - o) sg`, is
-/// representable (at most 6 + 11 bits). So each weight equals the generic kernel's `cvt(u' - o)
-/// * sg` bit for bit (`+0.0` for `u' = o`, where the generic one gives `±0.0`; the FMA that
-/// follows adds the same either way to an accumulator that starts at `+0.0`). One
-/// floating-point operation per weight vector instead of the subtraction of `2^23 + o` from
-/// `2^23 + u'` (the byte in bits 0-7, the form until session 8) and the multiply after it.
-#[inline(always)]
-fn split_weights(s: pulp::x86::V3, u: __m256i, sg: f32, ng: f32) -> [__m256; 4] {
-    let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
-    let exp = avx._mm256_set1_epi32(0x4700_0000);
-    let (sg, ng) = (avx._mm256_set1_ps(sg), avx._mm256_set1_ps(ng));
-    let mut out = [avx._mm256_setzero_ps(); 4];
-    for (j, o) in out.iter_mut().enumerate() {
-        let b = if j == 1 {
-            avx2._mm256_and_si256(u, avx._mm256_set1_epi32(0xff00))
-        } else {
-            avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_TO1[j]; 2]))
-        };
-        *o = fma._mm256_fmadd_ps(pulp::cast(avx2._mm256_or_si256(b, exp)), sg, ng);
-    }
-    out
-}
-
-/// The AVX-512 form of [`split_weights`]: field `t` of each 32-bit lane of `u` (byte `t`, a Q6
-/// offset code `u'`) as the weight `(u' - 32) sg`, exactly, with `ng = -(2^15 + 32) sg`. Byte 1
-/// is masked under the exponent of 2^15 by one `vpternlogd`, bytes 0, 2, 3 are moved into byte 1
-/// by a byte shuffle and ORed with it; one FMA each. Until session 8 the byte went to bits 0-7
-/// under the exponent of 2^23, followed by a subtraction and a multiplication (`split_floats_v4`).
+/// significant bits of the f16 scale twice, 10-12 bits apart: at most 23 bits in all; the FMA's
+/// one rounding is of an exact product and sum whose result, `(u' - o) sg`, is representable (at
+/// most 6 + 11 bits). So each weight equals the generic kernel's `cvt(u' - o) * sg` bit for bit
+/// (`+0.0` for `u' = o`, where the generic one gives `±0.0`; the FMA that follows adds the same
+/// either way to an accumulator that starts at `+0.0`). Byte 1 is masked under the exponent by
+/// one `vpternlogd`, bytes 0, 2, 3 are moved into byte 1 by a byte shuffle and ORed with it; one
+/// FMA each. Until session 8 the byte went to bits 0-7 under the exponent of 2^23, followed by a
+/// subtraction and a multiplication (`split_floats_v4`). (Sessions 8-9 used the same form on
+/// AVX2 for Q4/Q5/Q6 until [`pass_v3_split`] replaced it.)
 #[inline(always)]
 fn split_weights_v4(s: pulp::x86::V4, u: __m512i, sg: f32, ng: f32) -> [__m512; 4] {
     let (f, bw) = (s.avx512f, s.avx512bw);
@@ -762,6 +745,222 @@ fn split_weights_v4(s: pulp::x86::V4, u: __m512i, sg: f32, ng: f32) -> [__m512; 
             f._mm512_or_si512(bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_TO1[t]; 4])), exp)
         };
         *o = f._mm512_fmadd_ps(pulp::cast(b), sg, ng);
+    }
+    out
+}
+
+/// Byte-shuffle controls (one 128-bit lane) that move byte `j` of each 32-bit lane into its
+/// byte 3 and zero the other three (`0x80` selects zero).
+const BYTE_TO3: [[i8; 16]; 3] = {
+    let mut t = [[-128i8; 16]; 3];
+    let mut j = 0;
+    while j < 3 {
+        let mut l = 0;
+        while l < 4 {
+            t[j][4 * l + 3] = (4 * l + j) as i8;
+            l += 1;
+        }
+        j += 1;
+    }
+    t
+};
+
+/// `2^-(32 - b)`: a `b`-bit signed code in the top bits of a 32-bit lane converts to
+/// `q 2^(32 - b)` ([`top_floats`]); the group scales of [`pass_v3_split`] are multiplied by this.
+pub(crate) fn top_unit(g: Grouped) -> f32 {
+    f32::from_bits((127 - (32 - g.bits())) << 23)
+}
+
+/// AVX2 decode of a Q4/Q5/Q6 chunk into four 32-byte blocks in [`decode_v3`]'s position order,
+/// each byte the signed code `q = u' - o` in its top `b` bits (`q 2^(8 - b)` as an i8).
+#[inline(always)]
+fn decode_top_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i; 4] {
+    let (avx, avx2) = (s.avx, s.avx2);
+    let v0: __m256i = ld(chunk);
+    let v1: __m256i = ld(&chunk[32..]);
+    match g {
+        Grouped::Q4 => {
+            // The stored nibble is q in two's complement (section 6.2, layouts.md).
+            let m = avx._mm256_set1_epi8(0xf0u8 as i8);
+            [
+                avx2._mm256_and_si256(avx2._mm256_slli_epi16::<4>(v0), m),
+                avx2._mm256_and_si256(avx2._mm256_slli_epi16::<4>(v1), m),
+                avx2._mm256_and_si256(v0, m),
+                avx2._mm256_and_si256(v1, m),
+            ]
+        }
+        Grouped::Q5 => {
+            let m = avx._mm256_set1_epi8(0x78);
+            let nib = [
+                avx2._mm256_and_si256(avx2._mm256_slli_epi16::<3>(v0), m),
+                avx2._mm256_and_si256(avx2._mm256_slli_epi16::<3>(v1), m),
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<1>(v0), m),
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<1>(v1), m),
+            ];
+            // Block b holds runs t = 2b (low 16 bytes) and 2b + 1 (high 16 bytes); bit t of the
+            // high plane (the sign of q) goes to bit 7.
+            let h: __m256i = avx2._mm256_broadcastsi128_si256(ld(&chunk[64..]));
+            let m80 = avx._mm256_set1_epi8(0x80u8 as i8);
+            let cnt = |a: i32, b: i32| avx._mm256_setr_epi32(a, a, a, a, b, b, b, b);
+            let hb = [
+                avx2._mm256_sllv_epi32(h, cnt(7, 6)),
+                avx2._mm256_sllv_epi32(h, cnt(5, 4)),
+                avx2._mm256_sllv_epi32(h, cnt(3, 2)),
+                avx2._mm256_sllv_epi32(h, cnt(1, 0)),
+            ];
+            core::array::from_fn(|i| avx2._mm256_or_si256(nib[i], avx2._mm256_and_si256(hb[i], m80)))
+        }
+        _ => {
+            // Q6: block b = run p, bits 2p, 2p + 1 of the high plane (q's top two) to bits 6, 7.
+            let m = avx._mm256_set1_epi8(0x3c);
+            let nib = [
+                avx2._mm256_and_si256(avx2._mm256_slli_epi16::<2>(v0), m),
+                avx2._mm256_and_si256(avx2._mm256_slli_epi16::<2>(v1), m),
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<2>(v0), m),
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<2>(v1), m),
+            ];
+            let h: __m256i = ld(&chunk[64..]);
+            let mc0 = avx._mm256_set1_epi8(0xc0u8 as i8);
+            let hb = [
+                avx2._mm256_slli_epi16::<6>(h),
+                avx2._mm256_slli_epi16::<4>(h),
+                avx2._mm256_slli_epi16::<2>(h),
+                h,
+            ];
+            core::array::from_fn(|i| avx2._mm256_or_si256(nib[i], avx2._mm256_and_si256(hb[i], mc0)))
+        }
+    }
+}
+
+/// Vector `j` of a block: byte `j` of each 32-bit lane of `u` (a signed code in its top bits,
+/// [`decode_top_v3`]) moved to byte 3, the rest zero, converted: `q 2^(32 - b)`, exact.
+#[inline(always)]
+fn top_floats(s: pulp::x86::V3, u: __m256i) -> [__m256; 4] {
+    let (avx, avx2) = (s.avx, s.avx2);
+    core::array::from_fn(|j| {
+        let b = if j == 3 {
+            avx2._mm256_and_si256(u, avx._mm256_set1_epi32(0xff00_0000u32 as i32))
+        } else {
+            avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_TO3[j]; 2]))
+        };
+        avx._mm256_cvtepi32_ps(b)
+    })
+}
+
+/// Sum chains per group and batch row of [`pass_v3_split`] for the scheme `g`: two for Q5/Q6 (a
+/// chain for the even and one for the odd vectors of each block), one for Q4 (measured: two
+/// chains made Q4 slower, 14.7 -> 14.3 G weights/s cache-resident, and Q6 faster, 12.2 -> 12.6).
+/// The same for every batch size: a batch row's result equals the single-vector GEMV's.
+pub(crate) const fn split_chains(g: Grouped) -> usize {
+    if matches!(g, Grouped::Q4) {
+        1
+    } else {
+        2
+    }
+}
+
+/// One row of an AVX2 Q4/Q5/Q6 `F32` pass against batch rows `min(nb, NB)` (exactly `NB` when
+/// `NB <= 2`).
+///
+/// The codes are summed per group and the group scale applied once (the `F32` criterion allows
+/// this order; section 2): per group `G` (64 positions, blocks `2h` and `2h + 1` of the chunk)
+/// and lane `l`, `C = split_chains` chains `A_c = sum d_p x_p` over the staged order
+/// [`SPLIT_V3`] (vector `j` of a block feeds chain `j % C`; its first vector by a product, the
+/// others by FMAs), where `d_p = q_p 2^(32 - b)` is the signed code converted from the top of a
+/// 32-bit lane ([`top_floats`], exact); then one FMA per chain `Y_c = A_c s' + Y_c` with
+/// `s' = s 2^-(32 - b)` (exact: a power of two times a binary16 value, at least 2^-52). The row's
+/// result is pulp's reduction of `Y_0 + Y_1` (or `Y_0`). Every product `d_p x_p` is the exact
+/// `q_p x_p` times a power of two, so the rounding is that of a sum of `q x` per group: within
+/// the criterion (at most one rounded product and K + 1 rounded additions per term; tested in
+/// `gemv/x86_tests.rs`, which also checks this order bit for bit against a scalar model). The
+/// sums run `2^(32 - b)` above `q x`: they overflow to infinity only where `|q x|` sums pass
+/// `2^(96 + b)` (activations beyond about `2^(93 + b)`; the generic kernel's products overflow
+/// where `|q s x| > 2^128`).
+///
+/// Per 8 weights a shuffle (or a mask), a conversion and an FMA, against the shuffle, OR and two
+/// FMAs of the FMA-made weights before it (session 9; Xeon, 256x8192 cache-resident one thread,
+/// medians of 3 alternations, G weights/s: Q4 11.37 -> 14.75, Q5 10.67 -> 12.39, Q6 10.65 ->
+/// 12.64).
+#[inline(always)]
+fn pass_v3_split<const KIND: u8, const NB: usize>(
+    s: pulp::x86::V3,
+    w: &Weights<'_>,
+    xs: &[f32],
+    nb: usize,
+    row: usize,
+    sc: &mut [f32],
+) -> [f32; NB] {
+    let (avx, fma) = (s.avx, s.fma);
+    let g = grouped(KIND);
+    let ch = split_chains(g);
+    let chunks = w.chunks();
+    let kc = chunks * CHUNK;
+    let (codes, scales, rcb, gp) = grouped_parts(w);
+    let live = |b: usize| NB <= 2 || b < nb;
+    let sc = &mut sc[..gp];
+    row_scales(scales, row, gp, sc);
+    let e = top_unit(g);
+    for v in sc.iter_mut() {
+        *v *= e;
+    }
+    let cb = 16 * g.bits() as usize;
+    let mut y = [[avx._mm256_setzero_ps(); 2]; NB];
+    for c in 0..chunks {
+        // This chunk's activations of each batch row (one bounds check per row and chunk).
+        let mut xc = [&[0f32; CHUNK]; NB];
+        for (b, o) in xc.iter_mut().enumerate() {
+            if live(b) {
+                *o = xs[b * kc + CHUNK * c..][..CHUNK]
+                    .try_into()
+                    .unwrap_or(&[0.0; CHUNK]);
+            }
+        }
+        let at = row * rcb + c * cb;
+        // One row ahead, as the I8 kernels do.
+        crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
+        let q = decode_top_v3(s, g, &codes[at..at + cb]);
+        for h in 0..2 {
+            let sg = avx._mm256_set1_ps(sc[2 * c + h]);
+            let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
+            for bi in 0..2 {
+                let blk = 2 * h + bi;
+                let d = top_floats(s, q[blk]);
+                for (b, a) in acc.iter_mut().enumerate() {
+                    if !live(b) {
+                        break;
+                    }
+                    let xr: &[f32; 32] = xc[b][32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
+                    let xv: [__m256; 4] = pulp::cast(*xr);
+                    for j in 0..4 {
+                        a[j % ch] = if bi == 0 && j < ch {
+                            avx._mm256_mul_ps(d[j], xv[j])
+                        } else {
+                            fma._mm256_fmadd_ps(d[j], xv[j], a[j % ch])
+                        };
+                    }
+                }
+            }
+            for (b, (yb, a)) in y.iter_mut().zip(&acc).enumerate() {
+                if !live(b) {
+                    break;
+                }
+                for i in 0..ch {
+                    yb[i] = fma._mm256_fmadd_ps(a[i], sg, yb[i]);
+                }
+            }
+        }
+    }
+    let mut out = [0f32; NB];
+    for (b, (o, yb)) in out.iter_mut().zip(&y).enumerate() {
+        if !live(b) {
+            break;
+        }
+        let t = if ch == 2 {
+            avx._mm256_add_ps(yb[0], yb[1])
+        } else {
+            yb[0]
+        };
+        *o = s.reduce_sum_f32s(pulp::cast(t));
     }
     out
 }
@@ -802,35 +1001,6 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
 mod tests {
     use super::*;
 
-    /// Every finite binary16 scale (both signs, subnormals, zero): the `split_weights` constant
-    /// `-(2^15 + o) s` is exact and the FMA gives the weight `(u' - o) s` bit for bit (a zero
-    /// weight may be `+0.0` where `0 * s` is `-0.0`).
-    fn each_scale(mut check: impl FnMut(f32, f32, f32, Grouped)) {
-        for g in [Grouped::Q4, Grouped::Q5, Grouped::Q6] {
-            let o = f32::from(offset(g));
-            for h in 0..=u16::MAX {
-                let sg = crate::weights::f16_to_f32_branchless(h);
-                if !sg.is_finite() {
-                    continue;
-                }
-                let mut ng = [0f32];
-                split_constants(g, &[sg], &mut ng);
-                let ng = ng[0];
-                assert_eq!(
-                    f64::from(ng),
-                    -(32_768.0 + f64::from(o)) * f64::from(sg),
-                    "{g:?} s {sg:e}"
-                );
-                check(sg, ng, o, g);
-            }
-        }
-    }
-
-    /// 64 code bytes: byte `i` holds the code `i % 2^bits`.
-    fn codes(g: Grouped) -> [u8; 64] {
-        core::array::from_fn(|i| (i % (1 << g.bits())) as u8)
-    }
-
     /// Vector `j`, lane `l` of `got` is the weight of code byte `v[4 l + j]`.
     fn same_weights<const L: usize>(got: &[[f32; L]; 4], v: &[u8], o: f32, sg: f32, ctx: &str) {
         for (j, lanes) in got.iter().enumerate() {
@@ -845,32 +1015,78 @@ mod tests {
         }
     }
 
-    #[test]
-    fn split_weights_are_exact_for_every_scale() {
-        let Some(s) = pulp::x86::V3::try_new() else {
-            println!("SKIPPED: AVX2 split_weights: this CPU has no AVX2+FMA");
-            return;
-        };
-        each_scale(|sg, ng, o, g| {
-            let u = codes(g);
-            for half in 0..2 {
-                let v: [u8; 32] = u[32 * half..32 * half + 32].try_into().unwrap();
-                let got: [[f32; 8]; 4] = pulp::cast(s.vectorize(|| split_weights(s, pulp::cast(v), sg, ng)));
-                same_weights(&got, &v, o, sg, &format!("V3 {g:?}"));
-            }
-        });
-    }
-
+    /// Every finite binary16 scale (both signs, subnormals, zero): the `split_weights_v4`
+    /// constant `-(2^15 + 32) s` is exact and the FMA gives the weight `(u' - 32) s` bit for bit
+    /// (a zero weight may be `+0.0` where `0 * s` is `-0.0`), for every Q6 offset code.
     #[test]
     fn split_weights_v4_are_exact_for_every_scale() {
         let Some(s) = pulp::x86::V4::try_new() else {
             println!("SKIPPED: AVX-512 split_weights_v4: this CPU has no AVX-512");
             return;
         };
-        each_scale(|sg, ng, o, g| {
-            let v = codes(g);
+        let g = Grouped::Q6;
+        let v: [u8; 64] = core::array::from_fn(|i| i as u8);
+        for h in 0..=u16::MAX {
+            let sg = crate::weights::f16_to_f32_branchless(h);
+            if !sg.is_finite() {
+                continue;
+            }
+            let mut ng = [0f32];
+            split_constants(g, &[sg], &mut ng);
+            let ng = ng[0];
+            assert_eq!(f64::from(ng), -(32_768.0 + 32.0) * f64::from(sg), "s {sg:e}");
             let got: [[f32; 16]; 4] = pulp::cast(s.vectorize(|| split_weights_v4(s, pulp::cast(v), sg, ng)));
-            same_weights(&got, &v, o, sg, &format!("V4 {g:?}"));
-        });
+            same_weights(&got, &v, 32.0, sg, "V4 Q6");
+        }
+    }
+
+    /// `decode_top_v3` and `top_floats` against the generic decoder (`grouped_codes`): vector `j`,
+    /// lane `l` of block `b` is `q 2^(32 - bits)` for the code at position `32 b + 4 l + j`, bit for
+    /// bit, over chunks of every constant byte (each code value at every position, with the high
+    /// plane all ones or all zeros) and pseudo-random chunks; and `top_unit` is its inverse.
+    #[test]
+    fn top_floats_are_the_signed_codes_for_every_code() {
+        let Some(s) = pulp::x86::V3::try_new() else {
+            println!("SKIPPED: AVX2 top_floats: this CPU has no AVX2+FMA");
+            return;
+        };
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for g in [Grouped::Q4, Grouped::Q5, Grouped::Q6] {
+            let cb = 16 * g.bits() as usize;
+            let scale = f64::from(1u32 << (32 - g.bits()));
+            assert_eq!(f64::from(top_unit(g)), 1.0 / scale, "{g:?}");
+            for t in 0..256 + 512 {
+                let chunk: Vec<u8> = (0..cb)
+                    .map(|_| {
+                        if t < 256 {
+                            t as u8
+                        } else {
+                            state ^= state << 13;
+                            state ^= state >> 7;
+                            state ^= state << 17;
+                            (state >> 24) as u8
+                        }
+                    })
+                    .collect();
+                let mut q = [0i8; CHUNK];
+                crate::weights::grouped_codes(g, &chunk, &mut q);
+                let got: [[[f32; 8]; 4]; 4] = s.vectorize(|| {
+                    let u = decode_top_v3(s, g, &chunk);
+                    core::array::from_fn(|b| pulp::cast(top_floats(s, u[b])))
+                });
+                for (b, vs) in got.iter().enumerate() {
+                    for (j, lanes) in vs.iter().enumerate() {
+                        for (l, &d) in lanes.iter().enumerate() {
+                            let p = 32 * b + 4 * l + j;
+                            assert_eq!(
+                                f64::from(d),
+                                f64::from(q[p]) * scale,
+                                "{g:?} chunk {t} position {p}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -74,7 +74,8 @@
 //!   the conversion: the row-split kernels' byte under the exponent of 2^15 (`u = 2 e2m1 + 12`
 //!   from the table, a shuffle, an OR, a subtraction of `2^15 + 12`), 10.62 -> 10.26; the same
 //!   with the subtraction and the sub-block scale folded into one FMA per weight vector
-//!   (`f32x86::split_weights` with per-lane scales, no per-lane partial sums), 10.62 -> 9.96.
+//!   (session 8's AVX2 `f32x86::split_weights`, since replaced, with per-lane scales, no
+//!   per-lane partial sums), 10.62 -> 9.96.
 //!   This kernel already spends port 5 on two table shuffles and a scale permute per half
 //!   chunk.
 //! - AVX-512: vector j of a chunk is the code register shifted right by `4j` per 32-bit lane,

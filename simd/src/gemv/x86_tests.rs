@@ -1,8 +1,10 @@
 //! The row-split (Q4/Q5/Q6/W8), BF16 and FP32 x86 fast paths ([`super::f32x86`],
 //! [`super::i8x86`]) are bit-identical to the generic kernels for every batch size 1..=8; the
-//! AVX-512 Q4/Q5 `F32` table kernels, which sum in their own order, are bit-identical to the generic
-//! kernel run on its decoded weights and activations permuted into that order, and meets the
-//! criterion.
+//! AVX-512 Q4/Q5 `F32` table kernels (and Q6/W8 in that order) and the AVX2 BF16 kernel, which sum
+//! in their own orders, are bit-identical to the generic kernel run on its decoded weights and
+//! activations permuted into that order; the AVX2 Q4/Q5/Q6 `F32` kernels, which sum per group,
+//! are bit-identical to a plain scalar model of that order (`v3_split_order`); each of these meets
+//! the criterion.
 //!
 //! The NVFP4 and FP8 x86 fast paths ([`super::nvfp4x86`], [`super::fp8x86`]) against the
 //! generic kernels on the same token ([`super::f32::GemvF32Op`], [`super::i8::rows`] with
@@ -383,6 +385,58 @@ fn fp8_f16c_route_stays_bit_identical_at_extreme_activations() {
     }
 }
 
+/// The AVX2 Q4/Q5/Q6 `F32` kernel's order (`f32x86::pass_v3_split`), written plainly from the
+/// generic decoder (`Weights::int_chunk`, `Weights::sub_scales`): per group (64 positions,
+/// blocks `2h` and `2h + 1` of a chunk) and lane `l`, `C` chains of `d x` with
+/// `d = q 2^(32 - b)` over the staged order `f32x86::SPLIT_V3` (vector `j` of a block feeds
+/// chain `j % C`, the first term of each chain a product, the rest FMAs), each chain then folded
+/// into its accumulator by one FMA with `s 2^-(32 - b)`; the output is pulp's reduction of the
+/// accumulators' lane sum.
+fn v3_split_order(s: pulp::x86::V3, w: Weights<'_>, xs: &[f32], nb: usize, ys: &mut [&mut [f32]]) {
+    let Weights::Grouped { g, .. } = w else {
+        panic!("v3_split_order: a row-split tensor")
+    };
+    let chunks = w.chunks();
+    let kc = chunks * 128;
+    let ch = f32x86::split_chains(g);
+    let unit = f32x86::top_unit(g);
+    let mut q = [0i8; crate::weights::CHUNK];
+    for (b, y) in ys.iter_mut().enumerate().take(nb) {
+        for (row, out) in y.iter_mut().enumerate() {
+            let mut acc = [[0f32; 8]; 2];
+            for c in 0..chunks {
+                w.int_chunk(row, c, &mut q);
+                let sub = w.sub_scales(row, c);
+                for h in 0..2 {
+                    let mut a = [[0f32; 8]; 2];
+                    for bi in 0..2 {
+                        for j in 0..4 {
+                            for (l, lane) in (0..8).map(|l| (l, j % ch)) {
+                                let p = 32 * (2 * h + bi) + 4 * l + j;
+                                let d = f32::from(q[p]) / unit;
+                                let x = xs[b * kc + 128 * c + p];
+                                a[lane][l] = if bi == 0 && j < ch {
+                                    d * x
+                                } else {
+                                    d.mul_add(x, a[lane][l])
+                                };
+                            }
+                        }
+                    }
+                    for (yc, ac) in acc.iter_mut().zip(&a).take(ch) {
+                        for (yl, al) in yc.iter_mut().zip(ac) {
+                            *yl = al.mul_add(sub[4 * h] * unit, *yl);
+                        }
+                    }
+                }
+            }
+            let t: [f32; 8] =
+                core::array::from_fn(|l| if ch == 2 { acc[0][l] + acc[1][l] } else { acc[0][l] });
+            *out = s.reduce_sum_f32s(pulp::cast(t));
+        }
+    }
+}
+
 /// The AVX2 row-split `I8` kernel's order (`i8x86` module docs, "The float part"), written
 /// plainly from the generic decoder (`Weights::int_chunk`, `Weights::sub_scales`) and the
 /// staging's block steps: per output eight f32 lanes; block j of chunk pair p (block `j % 4` of
@@ -429,15 +483,20 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         let got = outputs(n, nb, |ys| {
             Simd::vectorize(s, f32x86::FastV3(s, fast(f32_op(w, &xs, nb, ys))))
         });
-        let staged = match desc.format() {
-            Format::Q4G64F16S | Format::Q5G64F16S | Format::Q6G64F16S => Some(f32x86::SPLIT_V3),
-            Format::Bf16 => Some(f32x86::BF16_V3),
-            _ => None,
-        };
-        if let Some(order) = staged {
-            // The AVX2 row-split and BF16 kernels sum in their staged orders
-            // (`f32x86::SPLIT_V3`, `BF16_V3`): the generic kernel on the decoded weights and
-            // the activations permuted into it.
+        let split = matches!(
+            desc.format(),
+            Format::Q4G64F16S | Format::Q5G64F16S | Format::Q6G64F16S
+        );
+        if split {
+            // The AVX2 Q4/Q5/Q6 kernels sum per group (`f32x86::pass_v3_split`): that order
+            // written plainly.
+            let want = outputs(n, nb, |ys| v3_split_order(s, w, &xs, nb, ys));
+            same(&got, &want, &format!("V3 F32 (per-group order) {ctx}"));
+            meets(desc, p, &x, nb, &got, &want, false, &format!("V3 F32 {ctx}"));
+        } else if desc.format() == Format::Bf16 {
+            // The AVX2 BF16 kernel sums in its staged order (`f32x86::BF16_V3`): the generic
+            // kernel on the decoded weights and the activations permuted into it.
+            let order = f32x86::BF16_V3;
             let (pd, pp) = table_order_fp32(order, desc, p);
             let pw = Weights::new(&pd, &pp).unwrap();
             let xp = f32x86::table_order(order, &xs);
