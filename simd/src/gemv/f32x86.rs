@@ -832,19 +832,33 @@ fn decode_top_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i; 4] {
     }
 }
 
+/// Byte `j` (0..4) of each 32-bit lane of `u` moved to its byte 3, the other three zero: a
+/// byte shuffle ([`BYTE_TO3`]; the compiler turns the byte-0 one into a shift) or, for byte 3, a
+/// mask. A signed byte `v` becomes the i32 `v 2^24`. Shared by the AVX2 row-split and NVFP4
+/// `F32` kernels.
+#[inline(always)]
+pub(crate) fn top_bytes_v3(s: pulp::x86::V3, u: __m256i) -> [__m256i; 4] {
+    let (avx, avx2) = (s.avx, s.avx2);
+    [
+        avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_TO3[0]; 2])),
+        avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_TO3[1]; 2])),
+        avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_TO3[2]; 2])),
+        avx2._mm256_and_si256(u, avx._mm256_set1_epi32(0xff00_0000u32 as i32)),
+    ]
+}
+
 /// Vector `j` of a block: byte `j` of each 32-bit lane of `u` (a signed code in its top bits,
-/// [`decode_top_v3`]) moved to byte 3, the rest zero, converted: `q 2^(32 - b)`, exact.
+/// [`decode_top_v3`]) moved to byte 3 ([`top_bytes_v3`]) and converted: `q 2^(32 - b)`, exact.
 #[inline(always)]
 fn top_floats(s: pulp::x86::V3, u: __m256i) -> [__m256; 4] {
-    let (avx, avx2) = (s.avx, s.avx2);
-    core::array::from_fn(|j| {
-        let b = if j == 3 {
-            avx2._mm256_and_si256(u, avx._mm256_set1_epi32(0xff00_0000u32 as i32))
-        } else {
-            avx2._mm256_shuffle_epi8(u, pulp::cast([BYTE_TO3[j]; 2]))
-        };
-        avx._mm256_cvtepi32_ps(b)
-    })
+    let avx = s.avx;
+    let b = top_bytes_v3(s, u);
+    [
+        avx._mm256_cvtepi32_ps(b[0]),
+        avx._mm256_cvtepi32_ps(b[1]),
+        avx._mm256_cvtepi32_ps(b[2]),
+        avx._mm256_cvtepi32_ps(b[3]),
+    ]
 }
 
 /// Sum chains per group and batch row of [`pass_v3_split`] for the scheme `g`: two for Q5/Q6 (a

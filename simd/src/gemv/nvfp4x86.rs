@@ -61,7 +61,13 @@
 //!
 //! - AVX2: the nibbles stay in place (two `pshufb`s per 32 code bytes give the signed integers
 //!   `2 e2m1` of the even and the odd positions as bytes); byte t of every 32-bit lane is
-//!   sign-extended by two shifts and converted (exact), so vector `j = 4p + t` of a half chunk,
+//!   moved to the lane's top byte (`f32x86::top_bytes_v3`: a byte shuffle, or a mask for byte 3)
+//!   and converted, `2 e2m1 * 2^24` exactly, with the chunk's scales times `2^-24` (exact), so
+//!   every product `blk * s_lane` is the same as with `2 e2m1` itself: bit-identical to the
+//!   two-shift form it replaced in session 9 (which spent two shifts per vector on ports 0 and
+//!   1 beside the conversion and the FMAs; Xeon, 256x8192 L2-resident, one thread, medians of 3:
+//!   12.75 -> 16.79 G weights/s). The sums `blk` run `2^24` above `sum 2 e2m1 x`: they overflow
+//!   only where that sum passes `2^104`. Vector `j = 4p + t` of a half chunk,
 //!   lane l is position `64h + 8l + 2t + p` (the activations are staged in that order once per
 //!   call and thread). Per half chunk and lane, `blk = sum_j 2 e2m1 * x` (two FMA chains), then
 //!   `acc = fma(blk, s_lane, acc)`, a fixed reduction, `* 0.5` (exact) and `/ d_w`: the
@@ -71,8 +77,9 @@
 //!   kernel, 35% more instructions): one thread, medians of 5, G weights/s: cache-resident
 //!   9.9 -> 14.0, 8192x8192 from memory 9.0 -> 13.8. Tried in session 8 (Xeon, 256x8192
 //!   L2-resident, one thread, medians of 3) and dropped, both slower than the two shifts and
-//!   the conversion: the row-split kernels' byte under the exponent of 2^15 (`u = 2 e2m1 + 12`
-//!   from the table, a shuffle, an OR, a subtraction of `2^15 + 12`), 10.62 -> 10.26; the same
+//!   the conversion used then: the row-split kernels' byte under the exponent of 2^15
+//!   (`u = 2 e2m1 + 12` from the table, a shuffle, an OR, a subtraction of `2^15 + 12`),
+//!   10.62 -> 10.26; the same
 //!   with the subtraction and the sub-block scale folded into one FMA per weight vector
 //!   (session 8's AVX2 `f32x86::split_weights`, since replaced, with per-lane scales, no
 //!   per-lane partial sums), 10.62 -> 9.96.
@@ -95,7 +102,7 @@ use ninfer_core::layout::blockscale::scale_index;
 use ninfer_core::tables::E2M1_TO_F32;
 use pulp::Simd;
 
-use super::f32x86::F32Job;
+use super::f32x86::{top_bytes_v3, F32Job};
 use super::fp8x86::e4m3fn_lanes_v3;
 use super::i8::{tree8, I8Job, QuantAct};
 use super::{store_rows, stream_rows};
@@ -110,6 +117,10 @@ const OFFSET: i8 = 12;
 const PF: usize = 2048;
 /// Software prefetch distance in a row's scale span (bytes; 512 per K-tile).
 const PF_S: usize = 4096;
+
+/// `2^-24`: the factor on the scales of the AVX2 `F32` kernel, whose codes are converted from
+/// the top byte of a 32-bit lane ([`top_bytes_v3`]).
+const TOP_UNIT: f32 = 1.0 / 16_777_216.0;
 
 /// Nibble to `2 e2m1 + 12`.
 const U_TBL: [i8; 16] = [12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0];
@@ -654,6 +665,8 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
             } else {
                 scales_v3(s, sbytes)
             };
+            // The codes below come out times 2^24: the scales take 2^-24 (exact).
+            let sv = avx._mm256_mul_ps(sv, avx._mm256_set1_ps(TOP_UNIT));
             let hv: [__m256i; 2] = pulp::cast(*bytes);
             for h in 0..2 {
                 // `2 e2m1` of the even (low nibble) and odd (high nibble) positions as bytes.
@@ -666,13 +679,9 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
                 ];
                 let mut ev = [avx._mm256_setzero_ps(); 8];
                 for p in 0..2 {
-                    let v = q[p];
-                    let f = [
-                        avx2._mm256_srai_epi32::<24>(avx2._mm256_slli_epi32::<24>(v)),
-                        avx2._mm256_srai_epi32::<24>(avx2._mm256_slli_epi32::<16>(v)),
-                        avx2._mm256_srai_epi32::<24>(avx2._mm256_slli_epi32::<8>(v)),
-                        avx2._mm256_srai_epi32::<24>(v),
-                    ];
+                    // Byte t of each 32-bit lane moved to its top byte (the rest zero) and
+                    // converted: `2 e2m1 * 2^24`, exact.
+                    let f = top_bytes_v3(s, q[p]);
                     for t in 0..4 {
                         ev[4 * p + t] = avx._mm256_cvtepi32_ps(f[t]);
                     }
