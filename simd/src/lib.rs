@@ -70,7 +70,8 @@
 //! ## Dispatch
 //!
 //! One run-time dispatch per call ([`Isa::detect`]): AVX-512 (`pulp::x86::V4`, with VNNI for
-//! the I8 dots where present), AVX2 + FMA (`pulp::x86::V3`), NEON (aarch64), else scalar. The
+//! the I8 dots where present), AVX2 + FMA (`pulp::x86::V3`, with AVX-VNNI for the
+//! row-split and NVFP4 `I8` dots where present), NEON (aarch64), else scalar. The
 //! dequantize kernels and the `F32` GEMV are written once over `pulp::Simd` (`WithSimd`) and
 //! monomorphised per token; the `I8` integer dots are per-ISA intrinsics behind one small trait
 //! with a scalar twin (AVX2 `maddubs`/`madd`, AVX-512BW `maddubs`/`madd` with `mask_sub` for the

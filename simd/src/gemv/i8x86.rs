@@ -16,6 +16,8 @@
 //!   same activation codes, a `vpdpbusd` or `maddubs` + `madd` per half shared by the weight
 //!   rows of a pass): the i32 block sums are exactly `sum q xq`, as in the generic kernel;
 //! - W8 codes span [-127, 127] (`u'` would saturate `maddubs`): `maddubs(|xq|, sign(q, xq))`.
+//! - On AVX2 cores with AVX-VNNI each block takes one `vpdpbusd` in place of the `maddubs`
+//!   steps ([`rows_v3_vnni`]; the same integers, so the same bits).
 //!
 //! The activations are read as codes and one step per block only (1 byte + 1/8 of a float per
 //! position: at K = 8192 they stay in the L1 cache while the weights stream past).
@@ -285,8 +287,34 @@ macro_rules! by_scheme_and_batch {
 /// The AVX2 row loop (see the module docs). `nb` batch rows.
 #[inline(always)]
 pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+    rows_v3_by::<false>(s, job)
+}
+
+/// The AVX2 row loop compiled with AVX-VNNI (the VEX `vpdpbusd` of recent AVX2 cores): each
+/// block's i32 lanes come from one `vpdpbusd` instead of a `maddubs`, half a `hadd_epi16` and
+/// half a `madd` (the block totals then take one more `hadd_epi32` step per two blocks). The
+/// same exact integer totals, so bit-identical to [`rows_v3`] for every scheme (tested in
+/// `gemv/x86_tests.rs`, both forms by name against `v3_block_order`).
+///
+/// Xeon (Emerald Rapids), alternating with the `maddubs` form (G weights/s, medians): 256x8192
+/// (L2), one thread, 3 alternations: Q4 29.50 -> 29.91, Q5 22.02 -> 23.12, Q6 24.12 -> 24.43,
+/// W8 25.42 -> 25.43. From memory (8192x8192) the difference is within the noise of
+/// code placement: one and two threads, 3 alternations, Q4 24.61 -> 24.98 and 47.96 -> 49.07,
+/// Q5 18.79 -> 19.79 and 38.09 -> 37.46, Q6 17.25 -> 17.24 and 34.60 -> 33.13, W8 12.94 ->
+/// 13.58 and 24.98 -> 25.83; Q6's two-thread loss appeared as well (33.95 -> 33.11) with Q6
+/// on the `maddubs` form compiled inside this function, so it is not the instruction.
+///
+/// # Safety
+/// The CPU must have the `V3` features (the token proves them) and AVX-VNNI.
+#[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt,avxvnni")]
+pub(crate) unsafe fn rows_v3_vnni(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+    rows_v3_by::<true>(s, job)
+}
+
+#[inline(always)]
+fn rows_v3_by<const VNNI: bool>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
     if let Weights::Grouped { g, .. } = job.w {
-        by_scheme_and_batch!(g, job.nb, rows_v3_impl[](s, job))
+        by_scheme_and_batch!(g, job.nb, rows_v3_impl[VNNI](s, job))
     }
 }
 
@@ -339,8 +367,9 @@ fn block_scales(g: Grouped, scales: &[u8], row: usize, gp: usize, out: &mut [f32
 }
 
 /// One scheme `G` ([`grouped`]), batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
+/// `VNNI`: only true when called from [`rows_v3_vnni`].
 #[inline(always)]
-fn rows_v3_impl<const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+fn rows_v3_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
     let I8Job {
         w,
         act,
@@ -370,11 +399,11 @@ fn rows_v3_impl<const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '
     };
     let mut sb = vec![0f32; V3_STREAMS * act.bstride()];
     let mut row = match NB {
-        1 => passes_v3::<G, NB, V3_STREAMS>(s, rs, r0, r1, ys, &mut sb),
+        1 => passes_v3::<VNNI, G, NB, V3_STREAMS>(s, rs, r0, r1, ys, &mut sb),
         _ => r0,
     };
     while row < r1 {
-        let y = block_v3::<G, NB, 1>(s, rs, [row], &mut sb);
+        let y = block_v3::<VNNI, G, NB, 1>(s, rs, [row], &mut sb);
         store_rows(ys, r0, [row], &y, rs.nb);
         row += 1;
     }
@@ -385,7 +414,7 @@ const V3_STREAMS: usize = 2;
 
 /// The passes of `R` weight streams over the row block `r0..r1` (as [`stream_passes`]).
 #[inline(always)]
-fn passes_v3<const G: u8, const NB: usize, const R: usize>(
+fn passes_v3<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
     s: pulp::x86::V3,
     rs: Rows<'_>,
     r0: usize,
@@ -396,7 +425,7 @@ fn passes_v3<const G: u8, const NB: usize, const R: usize>(
     let q = (r1 - r0) / R;
     for i in 0..q {
         let rows = super::stream_rows(r0, q, i);
-        let y = block_v3::<G, NB, R>(s, rs, rows, sb);
+        let y = block_v3::<VNNI, G, NB, R>(s, rs, rows, sb);
         store_rows(ys, r0, rows, &y, rs.nb);
     }
     r0 + R * q
@@ -405,7 +434,7 @@ fn passes_v3<const G: u8, const NB: usize, const R: usize>(
 /// Weight rows `rows` (one per stream, chunk pairs interleaved) against the live batch rows:
 /// `out[r][b]`.
 #[inline(always)]
-fn block_v3<const G: u8, const NB: usize, const R: usize>(
+fn block_v3<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
     s: pulp::x86::V3,
     rs: Rows<'_>,
     rows: [usize; R],
@@ -436,7 +465,7 @@ fn block_v3<const G: u8, const NB: usize, const R: usize>(
             // One pass (one row) ahead, see the module docs.
             crate::prefetch::span(two.as_ptr().wrapping_add(rcb), 2 * cb);
             let u = [decode_v3(s, g, two), decode_v3(s, g, &two[cb..])];
-            pair_v3::<G, NB>(s, act, nb, p, u, &sb[r * bstride..], &mut acc[r]);
+            pair_v3::<VNNI, G, NB>(s, act, nb, p, u, &sb[r * bstride..], &mut acc[r]);
         }
     }
     if chunks % 2 == 1 {
@@ -445,7 +474,7 @@ fn block_v3<const G: u8, const NB: usize, const R: usize>(
             let last = &codes[at..at + cb];
             crate::prefetch::span(last.as_ptr().wrapping_add(rcb), cb);
             let u = [decode_v3(s, g, last), [zero; 4]];
-            pair_v3::<G, NB>(s, act, nb, chunks / 2, u, &sb[r * bstride..], &mut acc[r]);
+            pair_v3::<VNNI, G, NB>(s, act, nb, chunks / 2, u, &sb[r * bstride..], &mut acc[r]);
         }
     }
     let mut out = [[0f32; NB]; R];
@@ -461,7 +490,7 @@ fn block_v3<const G: u8, const NB: usize, const R: usize>(
 /// decoded into `u`, against `nb` batch rows: the eight block totals, each folded into lane j of
 /// `acc[b]` by one multiply-add with `s_j * d_j` (see the module docs).
 #[inline(always)]
-fn pair_v3<const G: u8, const NB: usize>(
+fn pair_v3<const VNNI: bool, const G: u8, const NB: usize>(
     s: pulp::x86::V3,
     act: &QuantAct,
     nb: usize,
@@ -488,7 +517,23 @@ fn pair_v3<const G: u8, const NB: usize>(
             &[0; CHUNK]
         };
         let xv: [[__m256i; 4]; 2] = [pulp::cast(*x0), pulp::cast(*x1)];
-        let t = if w8 {
+        let t = if VNNI {
+            // One `vpdpbusd` per block: the same exact i32 lanes as `maddubs` + `madd` (W8 as
+            // `|xq|` times `sign(q, xq)`).
+            let mut m = [zero; 8];
+            for (j, mj) in m.iter_mut().enumerate() {
+                let (uq, xq) = (u[j / 4][j % 4], xv[j / 4][j % 4]);
+                let (a, b) = if w8 {
+                    (avx2._mm256_abs_epi8(xq), avx2._mm256_sign_epi8(uq, xq))
+                } else {
+                    (uq, xq)
+                };
+                // SAFETY: VNNI is only true inside `rows_v3_vnni`, whose caller guarantees
+                // AVX-VNNI.
+                *mj = unsafe { core::arch::x86_64::_mm256_dpbusd_avx_epi32(zero, a, b) };
+            }
+            totals8(s, &m)
+        } else if w8 {
             let mut m = [zero; 8];
             for j in 0..8 {
                 let (uq, xq) = (u[j / 4][j % 4], xv[j / 4][j % 4]);
@@ -775,7 +820,12 @@ impl pulp::WithSimd for FastV3<'_, '_, '_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
-        rows_v3(self.0, self.1)
+        if std::arch::is_x86_feature_detected!("avxvnni") {
+            // SAFETY: AVX-VNNI was detected just above; the token proves the V3 features.
+            unsafe { rows_v3_vnni(self.0, self.1) }
+        } else {
+            rows_v3(self.0, self.1)
+        }
     }
 }
 

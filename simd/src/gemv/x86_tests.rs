@@ -284,6 +284,24 @@ fn i8_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             Simd::vectorize(s, nvfp4x86::PlainV3::I8(s, i8_job(w, &act, nb, ys)))
         });
         same(&plain, &got, &format!("V3 (no F16C) {ctx}"));
+        if std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: F16C was detected just above; the token proves the V3 features.
+            let f16c = outputs(n, nb, |ys| unsafe {
+                nvfp4x86::i8_rows_v3_f16c(s, i8_job(w, &act, nb, ys))
+            });
+            same(&f16c, &plain, &format!("V3 F16C (maddubs form) {ctx}"));
+            if std::arch::is_x86_feature_detected!("avxvnni") {
+                // SAFETY: F16C and AVX-VNNI were detected; the token proves the V3 features.
+                let vnni = outputs(n, nb, |ys| unsafe {
+                    nvfp4x86::i8_rows_v3_f16c_vnni(s, i8_job(w, &act, nb, ys))
+                });
+                same(&vnni, &plain, &format!("V3 AVX-VNNI {ctx}"));
+            } else {
+                println!("SKIPPED: NVFP4 AVX-VNNI I8 parity ({ctx}): this CPU has no AVX-VNNI");
+            }
+        } else {
+            println!("SKIPPED: NVFP4 F16C I8 parity ({ctx}): this CPU has no F16C");
+        }
     }
     if let Some(s) = pulp::x86::V4::try_new() {
         let want = outputs(n, nb, |ys| {
@@ -513,6 +531,20 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             });
             same(&got, &want, &format!("V3 I8 (block-total order) {ctx}"));
             meets(desc, p, &x, nb, &got, &want, true, &format!("V3 I8 {ctx}"));
+            // `FastV3` takes the AVX-VNNI form where the CPU has it; both forms, each by name.
+            let plain = outputs(n, nb, |ys| {
+                Simd::vectorize(s, || i8x86::rows_v3(s, i8_job(w, &act, nb, ys)))
+            });
+            same(&plain, &want, &format!("V3 I8 maddubs form {ctx}"));
+            if std::arch::is_x86_feature_detected!("avxvnni") {
+                // SAFETY: AVX-VNNI was detected just above; the token proves the V3 features.
+                let vnni = outputs(n, nb, |ys| unsafe {
+                    i8x86::rows_v3_vnni(s, i8_job(w, &act, nb, ys))
+                });
+                same(&vnni, &want, &format!("V3 AVX-VNNI I8 {ctx}"));
+            } else {
+                println!("SKIPPED: AVX-VNNI I8 parity ({ctx}): this CPU has no AVX-VNNI");
+            }
         }
     }
     if let Some(s) = pulp::x86::V4::try_new() {
