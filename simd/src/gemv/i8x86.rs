@@ -57,7 +57,16 @@
 //! cache-resident rate); W8 11 -> 17. AVX2, for one batch row, two streams ([`V3_STREAMS`]),
 //! interleaved a chunk pair at a time (only the accumulators are doubled: the 16 registers
 //! held two decoded rows badly): 8192x8192 from memory, two threads, medians of 3, G weights/s:
-//! Q4 42.2 -> 45.8, Q5 32.4 -> 34.5, Q6 30.3 -> 31.7 (four streams: no better). Each chunk's
+//! Q4 42.2 -> 45.8, Q5 32.4 -> 34.5, Q6 30.3 -> 31.7 (four streams: no better on that host,
+//! an Emerald Rapids with a 260 MiB L3). On session 10's host (2 MiB L2 per core, 480 MiB
+//! L3) four streams ([`V3_STREAMS_FAR`]) were faster from memory and slower in L2, so the
+//! dispatch takes four where a thread's row block has at least [`FAR_BYTES`] of codes, each
+//! stream count compiled as a function of its own ([`rows_v3_streams`], [`rows_v3_vnni`]):
+//! medians of 3 alternations, G weights/s, 8192x8192 from memory, one and two threads: Q4
+//! 23.23 -> 25.78 and 45.49 -> 50.36, Q5 18.77 -> 18.97 and 35.40 -> 37.12, Q6 16.49 ->
+//! 17.06 and 32.09 -> 32.90, W8 12.40 -> 12.77 and 23.85 -> 24.95; four streams everywhere
+//! cost 4-9% in L2 (256x8192, one thread: Q4 28.73 -> 27.46, Q6 24.62 -> 22.89, W8 24.55 ->
+//! 22.23). Each chunk's
 //! bytes are software-prefetched one row ahead in its stream: measured 12 -> 15 GB/s from memory
 //! on one thread against a fixed 4 KiB distance (two rows ahead: no better). Every line of the
 //! chunk's span is prefetched (`prefetch::span`; one prefetch per chunk missed every other line
@@ -284,10 +293,23 @@ macro_rules! by_scheme_and_batch {
     }};
 }
 
-/// The AVX2 row loop (see the module docs). `nb` batch rows.
+/// The AVX2 row loop (see the module docs). `nb` batch rows; with one batch row
+/// [`V3_STREAMS`] weight streams.
 #[inline(always)]
 pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
-    rows_v3_by::<false>(s, job)
+    rows_v3_by::<false, V3_STREAMS>(s, job)
+}
+
+/// [`rows_v3`] with `R` weight streams for one batch row, compiled as a function of its own
+/// (with the `V3` features): the same operations per row, so the same bits for every `R`.
+/// Each stream count is its own function because two row loops inlined into one function
+/// measured slower: in L2, one thread, Q4 30.9 -> 20.5 G weights/s (session 10's host).
+///
+/// # Safety
+/// The CPU must have the `V3` features (the token proves them).
+#[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+pub(crate) unsafe fn rows_v3_streams<const R: usize>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+    rows_v3_by::<false, R>(s, job)
 }
 
 /// The AVX2 row loop compiled with AVX-VNNI (the VEX `vpdpbusd` of recent AVX2 cores): each
@@ -296,25 +318,34 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
 /// same exact integer totals, so bit-identical to [`rows_v3`] for every scheme (tested in
 /// `gemv/x86_tests.rs`, both forms by name against `v3_block_order`).
 ///
-/// Xeon (Emerald Rapids), alternating with the `maddubs` form (G weights/s, medians): 256x8192
-/// (L2), one thread, 3 alternations: Q4 29.50 -> 29.91, Q5 22.02 -> 23.12, Q6 24.12 -> 24.43,
-/// W8 25.42 -> 25.43. From memory (8192x8192) the difference is within the noise of
-/// code placement: one and two threads, 3 alternations, Q4 24.61 -> 24.98 and 47.96 -> 49.07,
-/// Q5 18.79 -> 19.79 and 38.09 -> 37.46, Q6 17.25 -> 17.24 and 34.60 -> 33.13, W8 12.94 ->
-/// 13.58 and 24.98 -> 25.83; Q6's two-thread loss appeared as well (33.95 -> 33.11) with Q6
-/// on the `maddubs` form compiled inside this function, so it is not the instruction.
+/// Session 10's host (see the module docs), two weight streams, alternating with the `maddubs`
+/// form, medians, G weights/s: 256x8192 (L2), one thread, 3 alternations: Q4 29.50 -> 29.91,
+/// Q5 22.02 -> 23.12, Q6 24.12 -> 24.43, W8 25.42 -> 25.43. From memory (8192x8192) the
+/// difference is within the noise of code placement: one and two threads, 3 alternations, Q4
+/// 24.61 -> 24.98 and 47.96 -> 49.07, Q5 18.79 -> 19.79 and 38.09 -> 37.46, Q6 17.25 -> 17.24
+/// and 34.60 -> 33.13, W8 12.94 -> 13.58 and 24.98 -> 25.83; Q6's two-thread loss appeared as
+/// well (33.95 -> 33.11) with Q6 on the `maddubs` form compiled inside this function, so it is
+/// not the instruction.
 ///
 /// # Safety
 /// The CPU must have the `V3` features (the token proves them) and AVX-VNNI.
 #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt,avxvnni")]
-pub(crate) unsafe fn rows_v3_vnni(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
-    rows_v3_by::<true>(s, job)
+pub(crate) unsafe fn rows_v3_vnni<const R: usize>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+    rows_v3_by::<true, R>(s, job)
 }
 
 #[inline(always)]
-fn rows_v3_by<const VNNI: bool>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+fn rows_v3_by<const VNNI: bool, const R: usize>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
     if let Weights::Grouped { g, .. } = job.w {
-        by_scheme_and_batch!(g, job.nb, rows_v3_impl[VNNI](s, job))
+        by_scheme_and_batch!(g, job.nb, rows_v3_impl[VNNI, R](s, job))
+    }
+}
+
+/// Whether the thread's rows of `job` stream from beyond the L2 cache ([`FAR_BYTES`]).
+fn far(job: &I8Job<'_, '_, '_>) -> bool {
+    match job.w {
+        Weights::Grouped { rcb, .. } => (job.r1 - job.r0).saturating_mul(rcb) >= FAR_BYTES,
+        _ => false,
     }
 }
 
@@ -367,9 +398,12 @@ fn block_scales(g: Grouped, scales: &[u8], row: usize, gp: usize, out: &mut [f32
 }
 
 /// One scheme `G` ([`grouped`]), batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
-/// `VNNI`: only true when called from [`rows_v3_vnni`].
+/// `VNNI`: only true when called from [`rows_v3_vnni`]. `R`: weight streams for one batch row.
 #[inline(always)]
-fn rows_v3_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
+fn rows_v3_impl<const VNNI: bool, const R: usize, const G: u8, const NB: usize>(
+    s: pulp::x86::V3,
+    job: I8Job<'_, '_, '_>,
+) {
     let I8Job {
         w,
         act,
@@ -397,9 +431,9 @@ fn rows_v3_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V3
         act,
         nb: nb.min(NB),
     };
-    let mut sb = vec![0f32; V3_STREAMS * act.bstride()];
+    let mut sb = vec![0f32; R * act.bstride()];
     let mut row = match NB {
-        1 => passes_v3::<VNNI, G, NB, V3_STREAMS>(s, rs, r0, r1, ys, &mut sb),
+        1 => passes_v3::<VNNI, G, NB, R>(s, rs, r0, r1, ys, &mut sb),
         _ => r0,
     };
     while row < r1 {
@@ -409,8 +443,18 @@ fn rows_v3_impl<const VNNI: bool, const G: u8, const NB: usize>(s: pulp::x86::V3
     }
 }
 
-/// Weight streams of the AVX2 kernel with one batch row (see the module docs).
-const V3_STREAMS: usize = 2;
+/// Weight streams of the AVX2 kernel with one batch row (see the module docs) where the
+/// thread's rows have fewer than [`FAR_BYTES`] code bytes.
+pub(crate) const V3_STREAMS: usize = 2;
+
+/// Weight streams of the AVX2 kernel with one batch row where the thread's rows have at least
+/// [`FAR_BYTES`] code bytes (see the module docs).
+pub(crate) const V3_STREAMS_FAR: usize = 4;
+
+/// A thread's row block of at least this many code bytes, twice a core's L2 cache on the
+/// cores this was measured on (2 MiB), streams from L3 or memory: there four weight streams
+/// measured faster than two, in L2 slower (see the module docs).
+const FAR_BYTES: usize = 4 << 20;
 
 /// The passes of `R` weight streams over the row block `r0..r1` (as [`stream_passes`]).
 #[inline(always)]
@@ -820,11 +864,22 @@ impl pulp::WithSimd for FastV3<'_, '_, '_> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        let (s, job) = (self.0, self.1);
+        let far = far(&job);
         if std::arch::is_x86_feature_detected!("avxvnni") {
             // SAFETY: AVX-VNNI was detected just above; the token proves the V3 features.
-            unsafe { rows_v3_vnni(self.0, self.1) }
+            unsafe {
+                if far {
+                    rows_v3_vnni::<V3_STREAMS_FAR>(s, job)
+                } else {
+                    rows_v3_vnni::<V3_STREAMS>(s, job)
+                }
+            }
+        } else if far {
+            // SAFETY: the token proves the V3 features.
+            unsafe { rows_v3_streams::<V3_STREAMS_FAR>(s, job) }
         } else {
-            rows_v3(self.0, self.1)
+            rows_v3(s, job)
         }
     }
 }

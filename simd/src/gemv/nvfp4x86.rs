@@ -58,8 +58,8 @@
 //!   weights/s. On AVX2 cores with AVX-VNNI ([`i8_rows_v3_f16c_vnni`]) each half chunk's i32
 //!   lanes come from two `vpdpbusd` and the sub-block totals from one `hadd_epi32` (the same
 //!   [`TOTALS_ORDER`]), in place of four `maddubs`, two adds, the `hadd_epi16` and the `madd`:
-//!   the same integers, so the same bits (tested against the `maddubs` form). Xeon (Emerald
-//!   Rapids), medians, G weights/s: 8192x8192 from memory, two threads, 4 alternations, 38.0
+//!   the same integers, so the same bits (tested against the `maddubs` form). Session 10's
+//!   host (a Xeon with 2 MiB L2 per core and a 480 MiB L3), medians, G weights/s: 8192x8192 from memory, two threads, 4 alternations, 38.0
 //!   -> 39.4; 256x8192 (L2), one thread, 2 alternations, 26.1 -> 27.1 (within this host's
 //!   noise there: a binary without the change read 27.3 in the same alternation).
 //!

@@ -531,17 +531,28 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             });
             same(&got, &want, &format!("V3 I8 (block-total order) {ctx}"));
             meets(desc, p, &x, nb, &got, &want, true, &format!("V3 I8 {ctx}"));
-            // `FastV3` takes the AVX-VNNI form where the CPU has it; both forms, each by name.
+            // `FastV3` takes the AVX-VNNI form where the CPU has it, and four weight streams
+            // for large row blocks (never at these shapes): every form and stream count by name.
             let plain = outputs(n, nb, |ys| {
                 Simd::vectorize(s, || i8x86::rows_v3(s, i8_job(w, &act, nb, ys)))
             });
             same(&plain, &want, &format!("V3 I8 maddubs form {ctx}"));
+            // SAFETY: the token proves the V3 features.
+            let far = outputs(n, nb, |ys| unsafe {
+                i8x86::rows_v3_streams::<{ i8x86::V3_STREAMS_FAR }>(s, i8_job(w, &act, nb, ys))
+            });
+            same(&far, &want, &format!("V3 I8 maddubs form, far streams {ctx}"));
             if std::arch::is_x86_feature_detected!("avxvnni") {
                 // SAFETY: AVX-VNNI was detected just above; the token proves the V3 features.
                 let vnni = outputs(n, nb, |ys| unsafe {
-                    i8x86::rows_v3_vnni(s, i8_job(w, &act, nb, ys))
+                    i8x86::rows_v3_vnni::<{ i8x86::V3_STREAMS }>(s, i8_job(w, &act, nb, ys))
                 });
                 same(&vnni, &want, &format!("V3 AVX-VNNI I8 {ctx}"));
+                // SAFETY: as above.
+                let vnni = outputs(n, nb, |ys| unsafe {
+                    i8x86::rows_v3_vnni::<{ i8x86::V3_STREAMS_FAR }>(s, i8_job(w, &act, nb, ys))
+                });
+                same(&vnni, &want, &format!("V3 AVX-VNNI I8, far streams {ctx}"));
             } else {
                 println!("SKIPPED: AVX-VNNI I8 parity ({ctx}): this CPU has no AVX-VNNI");
             }
