@@ -105,9 +105,10 @@
 //!   eight block totals instead of per eight i32 partial sums (Xeon, one thread, L2-resident:
 //!   Q4 23.3 -> 29.1, Q6 19.2 -> 22.9, NVFP4 22.6 -> 25.2 G weights/s);
 //! - **weight streams far apart**: with one activation row, a thread's row block is cut into
-//!   four contiguous parts (AVX-512 `F32` and `I8`, NVFP4, FP8, AVX2 BF16; two on AVX2 W8 and
-//!   FP32 `F32` and on AVX2 `I8`; two on AVX-512 `I8` for two activation rows) and each pass does
-//!   one row of each part, sharing the
+//!   four contiguous parts (AVX-512 `F32` and `I8`, NVFP4, FP8, AVX2 BF16, AVX2 row-split `I8`
+//!   where a thread's rows hold at least 4 MiB of codes; two on AVX2 W8 and FP32 `F32`, on AVX2
+//!   NVFP4 `I8` and on smaller AVX2 row-split `I8` blocks; two on AVX-512 `I8` for two
+//!   activation rows) and each pass does one row of each part, sharing the
 //!   activation loads. On this project's machine one sequential stream per thread left most of
 //!   the bandwidth unused whenever the kernel did real work per byte, and two *adjacent* rows per
 //!   pass did not help (measured, 8192x8192 from memory, one thread: BF16 11 -> 22 GB/s, FP32
@@ -141,6 +142,8 @@
 //!   and multiply the activations by 2^8 once per call instead (the same exact products); AVX2
 //!   FP8 moves its bytes into 16-bit words by an unpack and tests a chunk for NaN words by one
 //!   unsigned maximum of `b + b` (one thread, L2-resident, 8.55 -> 9.19 G weights/s);
+//! - on AVX2 cores with AVX-VNNI the `I8` dots take the VEX `vpdpbusd` (row-split: one per
+//!   block; NVFP4: two per half chunk and one `hadd_epi32`): the same integers, L2 +1-5%;
 //! - E2M1/E4M3FN words are decoded without a subnormal operand ever reaching the FPU (an x86
 //!   vector multiply with a subnormal operand takes a microcode assist);
 //! - the AVX-512 Q6 `F32` kernel makes each weight from its code byte with a byte shuffle under
