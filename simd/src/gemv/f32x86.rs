@@ -700,21 +700,24 @@ fn split_constants(g: Grouped, sc: &[f32], sn: &mut [f32]) {
     }
 }
 
-/// Byte-shuffle controls (one 128-bit lane) that move byte `j` of each 32-bit lane into its
-/// byte 1 and zero the other three (`0x80` selects zero).
-const BYTE_TO1: [[i8; 16]; 4] = {
-    let mut t = [[-128i8; 16]; 4];
+/// Byte-shuffle controls (one 128-bit lane): control `j` moves byte `j` of each 32-bit lane into
+/// its byte `to` and zeroes the other three (`0x80` selects zero).
+const fn byte_moves<const N: usize>(to: usize) -> [[i8; 16]; N] {
+    let mut t = [[-128i8; 16]; N];
     let mut j = 0;
-    while j < 4 {
+    while j < N {
         let mut l = 0;
         while l < 4 {
-            t[j][4 * l + 1] = (4 * l + j) as i8;
+            t[j][4 * l + to] = (4 * l + j) as i8;
             l += 1;
         }
         j += 1;
     }
     t
-};
+}
+
+/// [`byte_moves`] into byte 1, for bytes 0..4.
+const BYTE_TO1: [[i8; 16]; 4] = byte_moves(1);
 
 /// The AVX-512 Q6 weights of one 64-position half: field `t` of each 32-bit lane of `u` (byte
 /// `t`, a Q6 offset code `u'`) as the weight `(u' - 32) sg`, exactly, with `ng = -(2^15 + 32) sg`.
@@ -749,21 +752,8 @@ fn split_weights_v4(s: pulp::x86::V4, u: __m512i, sg: f32, ng: f32) -> [__m512; 
     out
 }
 
-/// Byte-shuffle controls (one 128-bit lane) that move byte `j` of each 32-bit lane into its
-/// byte 3 and zero the other three (`0x80` selects zero).
-const BYTE_TO3: [[i8; 16]; 3] = {
-    let mut t = [[-128i8; 16]; 3];
-    let mut j = 0;
-    while j < 3 {
-        let mut l = 0;
-        while l < 4 {
-            t[j][4 * l + 3] = (4 * l + j) as i8;
-            l += 1;
-        }
-        j += 1;
-    }
-    t
-};
+/// [`byte_moves`] into byte 3, for bytes 0..3 (byte 3 itself is a mask).
+const BYTE_TO3: [[i8; 16]; 3] = byte_moves(3);
 
 /// `2^-(32 - b)`: a `b`-bit signed code in the top bits of a 32-bit lane converts to
 /// `q 2^(32 - b)` ([`top_floats`]); the group scales of [`pass_v3_split`] are multiplied by this.
