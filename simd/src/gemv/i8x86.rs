@@ -293,17 +293,13 @@ macro_rules! by_scheme_and_batch {
     }};
 }
 
-/// The AVX2 row loop (see the module docs). `nb` batch rows; with one batch row
-/// [`V3_STREAMS`] weight streams.
-#[inline(always)]
-pub(crate) fn rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
-    rows_v3_by::<false, V3_STREAMS>(s, job)
-}
-
-/// [`rows_v3`] with `R` weight streams for one batch row, compiled as a function of its own
-/// (with the `V3` features): the same operations per row, so the same bits for every `R`.
-/// Each stream count is its own function because two row loops inlined into one function
-/// measured slower: in L2, one thread, Q4 30.9 -> 20.5 G weights/s (session 10's host).
+/// The AVX2 row loop (see the module docs), `nb` batch rows, with `R` weight streams for one
+/// batch row, compiled as a function of its own (with the `V3` features): the same operations
+/// per row, so the same bits for every `R`. Each stream count and dot form is its own function,
+/// and [`FastV3`] only calls them: two row loops inlined into one function measured slower (in
+/// L2, one thread, Q4 30.9 -> 20.5 G weights/s, session 10's host), and in a debug build each
+/// of these functions takes over 1 MiB of stack (every scheme and batch size inlined, each
+/// with its own slots), so two nested ones overflowed a 2 MiB thread stack.
 ///
 /// # Safety
 /// The CPU must have the `V3` features (the token proves them).
@@ -315,7 +311,7 @@ pub(crate) unsafe fn rows_v3_streams<const R: usize>(s: pulp::x86::V3, job: I8Jo
 /// The AVX2 row loop compiled with AVX-VNNI (the VEX `vpdpbusd` of recent AVX2 cores): each
 /// block's i32 lanes come from one `vpdpbusd` instead of a `maddubs`, half a `hadd_epi16` and
 /// half a `madd` (the block totals then take one more `hadd_epi32` step per two blocks). The
-/// same exact integer totals, so bit-identical to [`rows_v3`] for every scheme (tested in
+/// same exact integer totals, so bit-identical to [`rows_v3_streams`] for every scheme (tested in
 /// `gemv/x86_tests.rs`, both forms by name against `v3_block_order`).
 ///
 /// Session 10's host (see the module docs), two weight streams, alternating with the `maddubs`
@@ -856,7 +852,8 @@ fn block_v4<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
     out
 }
 
-/// Runs [`rows_v3`] inside the `V3` token's `target_feature` context.
+/// Chooses the AVX2 row loop for the CPU and the row block ([`rows_v3_vnni`] or
+/// [`rows_v3_streams`], two or four streams) inside the `V3` token's `target_feature` context.
 pub(crate) struct FastV3<'a, 'b, 'c>(pub(crate) pulp::x86::V3, pub(crate) I8Job<'a, 'b, 'c>);
 
 impl pulp::WithSimd for FastV3<'_, '_, '_> {
@@ -875,11 +872,15 @@ impl pulp::WithSimd for FastV3<'_, '_, '_> {
                     rows_v3_vnni::<V3_STREAMS>(s, job)
                 }
             }
-        } else if far {
-            // SAFETY: the token proves the V3 features.
-            unsafe { rows_v3_streams::<V3_STREAMS_FAR>(s, job) }
         } else {
-            rows_v3(s, job)
+            // SAFETY: the token proves the V3 features.
+            unsafe {
+                if far {
+                    rows_v3_streams::<V3_STREAMS_FAR>(s, job)
+                } else {
+                    rows_v3_streams::<V3_STREAMS>(s, job)
+                }
+            }
         }
     }
 }

@@ -533,8 +533,9 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             meets(desc, p, &x, nb, &got, &want, true, &format!("V3 I8 {ctx}"));
             // `FastV3` takes the AVX-VNNI form where the CPU has it, and four weight streams
             // for large row blocks (never at these shapes): every form and stream count by name.
-            let plain = outputs(n, nb, |ys| {
-                Simd::vectorize(s, || i8x86::rows_v3(s, i8_job(w, &act, nb, ys)))
+            // SAFETY: the token proves the V3 features.
+            let plain = outputs(n, nb, |ys| unsafe {
+                i8x86::rows_v3_streams::<{ i8x86::V3_STREAMS }>(s, i8_job(w, &act, nb, ys))
             });
             same(&plain, &want, &format!("V3 I8 maddubs form {ctx}"));
             // SAFETY: the token proves the V3 features.
