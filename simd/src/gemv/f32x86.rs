@@ -589,16 +589,7 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
     }
     let mut acc = [[[avx._mm256_setzero_ps(); 4]; NB]; R];
     for c in 0..chunks {
-        // This chunk's activations of each batch row (one bounds check per row and chunk, not
-        // per block).
-        let mut xc = [&[0f32; CHUNK]; NB];
-        for (b, o) in xc.iter_mut().enumerate() {
-            if live(b) {
-                *o = xs[b * kc + CHUNK * c..][..CHUNK]
-                    .try_into()
-                    .unwrap_or(&[0.0; CHUNK]);
-            }
-        }
+        let xc = chunk_acts::<NB>(xs, kc, c, nb);
         for (r, &row) in rows.iter().enumerate() {
             let full = CHUNK * (c + 1) <= k;
             let direct = KIND >= BF16 && full;
@@ -910,15 +901,7 @@ fn pass_v3_split<const KIND: u8, const NB: usize>(
     let cb = 16 * g.bits() as usize;
     let mut y = [[avx._mm256_setzero_ps(); 2]; NB];
     for c in 0..chunks {
-        // This chunk's activations of each batch row (one bounds check per row and chunk).
-        let mut xc = [&[0f32; CHUNK]; NB];
-        for (b, o) in xc.iter_mut().enumerate() {
-            if live(b) {
-                *o = xs[b * kc + CHUNK * c..][..CHUNK]
-                    .try_into()
-                    .unwrap_or(&[0.0; CHUNK]);
-            }
-        }
+        let xc = chunk_acts::<NB>(xs, kc, c, nb);
         let at = row * rcb + c * cb;
         // One row ahead, as the I8 kernels do.
         crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
@@ -967,6 +950,22 @@ fn pass_v3_split<const KIND: u8, const NB: usize>(
         *o = s.reduce_sum_f32s(pulp::cast(t));
     }
     out
+}
+
+/// Chunk `c` of each batch row's activations (rows `kc` apart) for batch rows `min(nb, NB)`
+/// (all `NB` when `NB <= 2`), zeros for the others: one bounds check per batch row and chunk,
+/// not per block. Shared by [`pass_v3`] and [`pass_v3_split`].
+#[inline(always)]
+fn chunk_acts<const NB: usize>(xs: &[f32], kc: usize, c: usize, nb: usize) -> [&[f32; CHUNK]; NB] {
+    let mut xc = [&[0f32; CHUNK]; NB];
+    for (b, o) in xc.iter_mut().enumerate() {
+        if NB <= 2 || b < nb {
+            *o = xs[b * kc + CHUNK * c..][..CHUNK]
+                .try_into()
+                .unwrap_or(&[0.0; CHUNK]);
+        }
+    }
+    xc
 }
 
 /// Load `N` bytes as a vector type of that size (an unaligned load after inlining).
