@@ -26,7 +26,8 @@
 //! -> 32.3), and on AVX2 pairs of rows 32 apart (no change: its 2-row passes are bound by the
 //! decode).
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
-//! streams are software-prefetched ([`PF`], [`PF_S`]).
+//! streams are software-prefetched ([`PF`]; the scales per kernel, both lines of a chunk,
+//! [`PF_S_I8`]).
 //!
 //! **`I8` profile.** One `pshufb` with a 16-entry table maps each nibble to `u = 2 e2m1 + 12`
 //! (an integer in `[0, 24]`), so `maddubs(u, xq)` does not saturate (`2 * 24 * 127 < 2^15`),
@@ -121,8 +122,23 @@ const OFFSET: i8 = 12;
 
 /// Software prefetch distance in the code stream (bytes).
 const PF: usize = 2048;
-/// Software prefetch distance in a row's scale span (bytes; 512 per K-tile).
-const PF_S: usize = 4096;
+/// Software prefetch distances in a row's scale span (bytes; 512 per K-tile, so 1024 per
+/// chunk): 8 chunks ahead for the `I8` kernels, 32 for the slower `F32` ones, 4 for the
+/// dequantizer. Both scale lines of a chunk are prefetched ([`ahead`]). Until session 11 one
+/// distance of 4096 served all and only the even K-tile's line was prefetched (the odd one
+/// was a demand miss wherever the line was new, on every fourth row); session 11's host
+/// (8192x8192 from memory, medians of 3 alternations, G weights/s, 1 / 2 threads):
+/// AVX2 `I8` 20.5 -> 21.3 / 40.5 -> 43.1, AVX2 `F32` 11.7 -> 13.4 / 23.5 -> 26.8,
+/// AVX-512 `I8` 25.8 -> 26.4 / 50.0 -> 50.9, AVX-512 `F32` 17.6 -> 19.3 / 34.1 -> 38.4.
+/// Both lines at 4096: AVX2 `I8` 41.3, `F32` 25.0 (2 threads); both at 16384: `I8` 40.0
+/// (slower than the old one), `F32` 26.9. Prefetches past the end of a row's span land on
+/// the same row of the next 128-row tile (or outside the plane: a prefetch never faults);
+/// clamping them to the span cost more than it saved (`I8` two threads 43.1 -> 41.9).
+const PF_S_I8: usize = 8192;
+/// See [`PF_S_I8`].
+const PF_S_F32: usize = 32768;
+/// See [`PF_S_I8`].
+const PF_S_DEQ: usize = 4096;
 
 /// `2^-24`: the factor on the scales of the AVX2 `F32` kernel, whose codes are converted from
 /// the top byte of a 32-bit lane ([`top_bytes_v3`]).
@@ -196,11 +212,13 @@ fn chunk_scales(sr: &[u8], c: usize) -> [u8; 8] {
 }
 
 /// Software prefetch of the code bytes [`PF`] ahead (rows are contiguous, so this runs into
-/// the next rows) and of the scales [`PF_S`] ahead in the row's scale span.
+/// the next rows) and of both scale lines of the chunk `D` bytes ahead in the row's scale span
+/// ([`PF_S_I8`]).
 #[inline(always)]
-fn ahead(rc: &[u8], sr: &[u8], c: usize) {
+fn ahead<const D: usize>(rc: &[u8], sr: &[u8], c: usize) {
     prefetch::line(rc.as_ptr().wrapping_add(64 * c + PF));
-    prefetch::line(sr.as_ptr().wrapping_add(1024 * c + PF_S));
+    prefetch::line(sr.as_ptr().wrapping_add(1024 * c + D));
+    prefetch::line(sr.as_ptr().wrapping_add(1024 * c + 512 + D));
 }
 
 /// The 8 block scales of a chunk as exact binary32 (AVX2; `V4` runs it too).
@@ -412,7 +430,7 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
     }
     for c in 0..chunks {
         for r in 0..R {
-            ahead(rc[r], sr[r], c);
+            ahead::<PF_S_I8>(rc[r], sr[r], c);
             let (bytes, sbytes) = chunk_of(rc[r], sr[r], c, &mut pad);
             let sv = if F16C {
                 scales_f16c(s, sbytes)
@@ -580,7 +598,7 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
             *o = v[r & 1];
         }
         for r in 0..R {
-            ahead(rc[r], sr[r], c);
+            ahead::<PF_S_I8>(rc[r], sr[r], c);
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
@@ -683,7 +701,7 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
-            ahead(rc, sr, c);
+            ahead::<PF_S_F32>(rc, sr, c);
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
             let sv = if F16C {
                 scales_f16c(s, sbytes)
@@ -833,7 +851,7 @@ fn f32_pass_v4<const QUAD: bool, const NB: usize, const R: usize>(
             *o = f._mm512_permutexvar_ps(if r & 1 == 0 { idx } else { idx2 }, pv[r & !1]);
         }
         for r in 0..R {
-            ahead(rc[r], sr[r], c);
+            ahead::<PF_S_F32>(rc[r], sr[r], c);
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
@@ -1025,7 +1043,7 @@ pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out:
     let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
     let mut pad = [0u8; 64];
     for (c, o) in out.chunks_mut(CHUNK).enumerate() {
-        ahead(rc, sr, c);
+        ahead::<PF_S_DEQ>(rc, sr, c);
         let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
         let sc: [f32; 8] = pulp::cast(scales_v3(s, sbytes));
         let mut buf = [avx._mm256_setzero_ps(); 16];
