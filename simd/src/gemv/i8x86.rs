@@ -106,24 +106,26 @@ fn ld16(b: &[u8]) -> core::arch::x86_64::__m128i {
 /// The row's group scales as exact binary32 into `out` (`gp` values).
 #[inline(always)]
 pub(crate) fn row_scales(scales: &[u8], row: usize, gp: usize, out: &mut [f32]) {
-    let s = &scales[2 * row * gp..2 * (row + 1) * gp];
-    next_scales(s);
+    let s = scale_row(scales, row, gp);
     for (o, b) in out.iter_mut().zip(s.chunks_exact(2)) {
         *o = f16_to_f32_branchless(u16::from_le_bytes([b[0], b[1]]));
     }
 }
 
-/// Software prefetch of the next row's scales, which follow the row's scales `s` in the scale
-/// plane (a stream of its own beside the codes; the next row is the next pass's row in the
-/// same weight stream). Every row-split kernel on x86 reads its scales through
-/// [`row_scales`] or [`block_scales`], so all of them prefetch. Session 11's host, 8192x8192
+/// The binary16 scale bytes of `row` (`gp` groups), with a software prefetch of the next row's,
+/// which follow them in the scale plane (a stream of its own beside the codes; the next row is
+/// the next pass's row in the same weight stream). Every row-split kernel on x86 reads its
+/// scales through [`row_scales`] or [`block_scales`], both through this, so all of them
+/// prefetch. Session 11's host, 8192x8192
 /// from memory, medians of 4 (AVX2) and 3 (AVX-512) alternations, G weights/s, two threads:
 /// AVX2 `I8` Q4 56.2 -> 57.1, Q6 37.9 -> 38.6, W8 27.9 -> 28.4 (Q5 42.0 -> 41.4, one thread
 /// 21.6 -> 21.8); AVX-512 `I8` Q4 58.4 -> 60.0, Q5 46.2 -> 47.3, Q6 38.9 -> 40.3, W8 28.1 ->
 /// 28.8; the `F32` rows moved both ways within the host's noise.
 #[inline(always)]
-fn next_scales(s: &[u8]) {
+fn scale_row(scales: &[u8], row: usize, gp: usize) -> &[u8] {
+    let s = &scales[2 * row * gp..2 * (row + 1) * gp];
     crate::prefetch::span(s.as_ptr().wrapping_add(s.len()), s.len());
+    s
 }
 
 /// The code offset `2^(b-1)` of Q4/Q5/Q6 (W8: 0, it uses the sign trick instead).
@@ -393,8 +395,7 @@ fn totals4(s: pulp::x86::V3, m: &[__m256i; 4]) -> __m256i {
 /// which every row writes to the same length).
 #[inline(always)]
 fn block_scales(g: Grouped, scales: &[u8], row: usize, gp: usize, out: &mut [f32]) {
-    let s = &scales[2 * row * gp..2 * (row + 1) * gp];
-    next_scales(s);
+    let s = scale_row(scales, row, gp);
     if g.group_size() == 64 {
         for (o, b) in out.chunks_exact_mut(2).zip(s.chunks_exact(2)) {
             let v = f16_to_f32_branchless(u16::from_le_bytes([b[0], b[1]]));
