@@ -27,7 +27,8 @@
 //! decode).
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
 //! streams are software-prefetched ([`PF`]; the scales per kernel, both lines of a chunk,
-//! [`PF_S_I8`]).
+//! [`PF_S_I8`]; the AVX2 `I8` kernel also fetches the next 128-row band's scale plane a share
+//! per row, [`band_share`]).
 //!
 //! **`I8` profile.** One `pshufb` with a 16-entry table maps each nibble to `u = 2 e2m1 + 12`
 //! (an integer in `[0, 24]`), so `maddubs(u, xq)` does not saturate (`2 * 24 * 127 < 2^15`),
@@ -223,6 +224,41 @@ fn ahead<const D: usize>(rc: &[u8], sr: &[u8], c: usize) {
 #[inline(always)]
 fn ahead_codes(rc: &[u8], c: usize) {
     prefetch::line(rc.as_ptr().wrapping_add(64 * c + PF));
+}
+
+/// The start of row `row`'s share of the next 128-row band's scale plane, for the AVX2 `I8`
+/// kernel's band prefetch: the band's plane is `512 nkt` contiguous bytes, and row `j` of a
+/// band prefetches bytes `4 nkt j .. 4 nkt (j + 1)` of the next one, one line per 8 chunks
+/// (`4 nkt <= 8 chunks`), so by the end of a band the whole next plane has been fetched in
+/// order, at an even rate of one line per 8 code lines.
+///
+/// Why: the first 32 rows of a band are the first to touch each of its 1024 scale lines (a
+/// line holds the scales of 16 rows: 4 consecutive rows in each of the 4 sub-bands 32 apart),
+/// each row 128 new lines 512 bytes apart, so without this those rows read 3 bytes of scales
+/// per 2 bytes of codes while rows 32-127 read none from memory: a burst that the per-chunk
+/// prefetch ([`ahead_scales`]) only starts 8 chunks ahead. Session 12's host (8192x8192 from
+/// memory, medians of 3-4 alternations, G weights/s, 1 / 2 threads): 23.6 -> 24.7-25.4 /
+/// 46.1-47.6 -> 48.5-50.1. Tried with it and dropped: prefetching 32 rows further ahead
+/// (47.6 -> 46.9), in the band's second half at twice the rate (the same as this), and
+/// without the per-chunk scale prefetch (slightly slower, 49.8 -> 49.1).
+///
+/// What the swizzle still costs (two threads, same host and method): reading the scales as if
+/// they were row-major, 8 bytes per chunk (a wrong-result experiment), gives 55-58 against
+/// 45-47 here; reading only the first of a chunk's two lines, 51. A likely reason (this VM has
+/// no hardware counters to confirm it): a row's 128 scale lines are 512 bytes apart, so they
+/// fall in 8 of the L1 cache's 64 sets (16 lines a set, 12 ways), and the next row, which
+/// shares every line, misses them all again. Tried to get there and dropped: copying each band
+/// into a row-major buffer (AVX2 4x4 transposes of 8 tiles, rows padded by a cache line; the
+/// copy took about 5 us, 13K TSC cycles, a band) 44.7-46.5 -> 47.6-47.9; the same copy built a
+/// share per row into a second buffer, 45.7 -> 46.0; four rows 32 apart per pass (the AVX-512
+/// quad, sharing the 16-byte units) 43.9 -> 42.4, cache-resident 29 -> 25; pairs 32 apart
+/// 45.2 -> 46.2, within the noise.
+#[inline(always)]
+fn band_share(scales: &[u8], row: usize, nkt: usize) -> *const u8 {
+    let band = 512 * nkt;
+    scales
+        .as_ptr()
+        .wrapping_add((row / 128 + 1) * band + (row % 128) * 4 * nkt)
 }
 
 /// Software prefetch of both scale lines of chunk `c`, `D` bytes ahead in the row's scale span
@@ -440,11 +476,16 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
     let mut acc = [[avx._mm256_setzero_ps(); NB]; R];
     let mut rc: [&[u8]; R] = [&[]; R];
     let mut sr: [&[u8]; R] = [&[]; R];
+    let mut bp = [core::ptr::null::<u8>(); R];
     for (r, &row) in rows.iter().enumerate() {
         (rc[r], sr[r]) = row_slices(codes, scales, row, row_bytes, nkt);
+        bp[r] = band_share(scales, row, nkt);
     }
     for c in 0..chunks {
         for r in 0..R {
+            if c % 8 == 0 {
+                prefetch::line(bp[r].wrapping_add(8 * c));
+            }
             ahead::<PF_S_I8>(rc[r], sr[r], c);
             let (bytes, sbytes) = chunk_of(rc[r], sr[r], c, &mut pad);
             let sv = if F16C {
