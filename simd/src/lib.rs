@@ -137,6 +137,9 @@
 //!   bytes apart in the swizzled plane; until session 11 only the first was prefetched, 4 chunks
 //!   ahead), 8 chunks ahead for `I8` and 32 for `F32` (session 11, 2 threads from memory: AVX2
 //!   `I8` 40.5 -> 43.1, AVX2 `F32` 23.5 -> 26.8, AVX-512 `F32` 34.1 -> 38.4 G weights/s);
+//! - the AVX2 NVFP4 `I8` kernel prefetches the next 128-row band's scale plane a share per row,
+//!   so a band's first 32 rows no longer read all of its scale lines in a burst (session 12, 2
+//!   threads from memory: 46.1-47.6 -> 48.5-50.1 G weights/s);
 //! - NVFP4 keeps its nibbles in place on both ISAs (low nibbles = even positions, high = odd;
 //!   the activations are split the same way once per call): AVX2 `I8` 18.4 -> 25.9, AVX2 `F32`
 //!   9.9 -> 14.0 G weights/s on one thread, cache-resident;
