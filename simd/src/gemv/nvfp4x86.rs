@@ -239,8 +239,10 @@ fn ahead_codes(rc: &[u8], c: usize) {
 /// prefetch ([`ahead_scales`]) only starts 8 chunks ahead. Session 12's host (8192x8192 from
 /// memory, medians of 3-4 alternations, G weights/s, 1 / 2 threads): 23.6 -> 24.7-25.4 /
 /// 46.1-47.6 -> 48.5-50.1. Tried with it and dropped: prefetching 32 rows further ahead
-/// (47.6 -> 46.9), in the band's second half at twice the rate (the same as this), and
-/// without the per-chunk scale prefetch (slightly slower, 49.8 -> 49.1).
+/// (47.6 -> 46.9), in the band's second half at twice the rate (the same as this), by
+/// `prefetcht1` (into L2 only: 49.1 -> 49.0), without the per-chunk scale prefetch (slightly
+/// slower, 49.8 -> 49.1), and with that prefetch 4096 bytes ahead instead of [`PF_S_I8`]
+/// (49.1 -> 48.4).
 ///
 /// What the swizzle still costs (two threads, same host and method): reading the scales as if
 /// they were row-major, 8 bytes per chunk (a wrong-result experiment), gives 55-58 against
