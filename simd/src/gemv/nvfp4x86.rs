@@ -237,7 +237,7 @@ fn ahead_codes(rc: &[u8], c: usize) {
 /// each row 128 new lines 512 bytes apart, so without this those rows read 3 bytes of scales
 /// per 2 bytes of codes while rows 32-127 read none from memory: a burst that the per-chunk
 /// prefetch ([`ahead_scales`]) only starts 8 chunks ahead. Session 12's host (8192x8192 from
-/// memory, medians of 3-4 alternations, G weights/s, 1 / 2 threads): 23.6 -> 24.7-25.4 /
+/// memory, medians of 3-4 alternations, G weights/s, 1 / 2 threads): 23.6-24.2 -> 24.0-25.4 /
 /// 46.1-47.6 -> 48.5-50.1. Tried with it and dropped: prefetching 32 rows further ahead
 /// (47.6 -> 46.9), in the band's second half at twice the rate (the same as this), by
 /// `prefetcht1` (into L2 only: 49.1 -> 49.0), without the per-chunk scale prefetch (slightly
