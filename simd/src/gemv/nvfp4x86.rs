@@ -233,9 +233,9 @@ fn ahead_codes(rc: &[u8], c: usize) {
 /// order, at an even rate of one line per 8 code lines.
 ///
 /// Why: the first 32 rows of a band are the first to touch each of its 1024 scale lines (a
-/// line holds the scales of 16 rows: 4 consecutive rows in each of the 4 sub-bands 32 apart),
-/// each row 128 new lines 512 bytes apart, so without this those rows read 3 bytes of scales
-/// per 2 bytes of codes while rows 32-127 read none from memory: a burst that the per-chunk
+/// line holds the scales of 16 rows: 4 consecutive rows in each of the 4 sub-bands 32 apart):
+/// every fourth of them brings in 128 new lines, 512 bytes apart (8 KiB beside its 4 KiB of
+/// codes at K = 8192), while rows 32-127 read no scales from memory: a burst that the per-chunk
 /// prefetch ([`ahead_scales`]) only starts 8 chunks ahead. Session 12's host (8192x8192 from
 /// memory, medians of 3-4 alternations, G weights/s, 1 / 2 threads): 23.6-24.2 -> 24.0-25.4 /
 /// 46.1-47.6 -> 48.5-50.1. Tried with it and dropped: prefetching 32 rows further ahead
