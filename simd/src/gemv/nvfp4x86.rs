@@ -257,10 +257,8 @@ fn ahead_codes(rc: &[u8], c: usize) {
 /// 45.2 -> 46.2, within the noise.
 #[inline(always)]
 fn band_share(scales: &[u8], row: usize, nkt: usize) -> *const u8 {
-    let band = 512 * nkt;
-    scales
-        .as_ptr()
-        .wrapping_add((row / 128 + 1) * band + (row % 128) * 4 * nkt)
+    let next = scale_index(128 * (row / 128 + 1), 0, nkt);
+    scales.as_ptr().wrapping_add(next + (row % 128) * 4 * nkt)
 }
 
 /// Software prefetch of both scale lines of chunk `c`, `D` bytes ahead in the row's scale span
