@@ -64,6 +64,23 @@
 //!   host (a Xeon with 2 MiB L2 per core and a 480 MiB L3), medians, G weights/s: 8192x8192 from memory, two threads, 4 alternations, 38.0
 //!   -> 39.4; 256x8192 (L2), one thread, 2 alternations, 26.1 -> 27.1 (within this host's
 //!   noise there: a binary without the change read 27.3 in the same alternation).
+//! - AVX2, session 13: the chunk loop of [`i8_pass_v3`] runs over the whole chunks with no
+//!   partial-chunk path in it. Before, `chunk_of`'s copy of a short last chunk into a padded
+//!   buffer (a `memcpy` call) sat in the loop, and the compiler kept several vector registers on
+//!   the stack around it on every chunk; the partial chunk now has its own loop after it. And
+//!   the scales come out in [`TOTALS_ORDER`] and times `2^-8` ([`scales_totals`]): one byte
+//!   shuffle ([`TOTALS_HI`]) puts each scale byte in the high byte of its 16-bit lane and in
+//!   the totals' order at once, so the binary16 route needs no multiply by `2^8` and the
+//!   product `s_sub * d_b` no permute (the steps `d_b` are staged in that order once per call,
+//!   [`totals_dsub`]); the row's sum is multiplied by `128` instead of `0.5`. Without
+//!   underflow every value is the one before times an exact power of two: `s 2^-8 d_b` rounds
+//!   to `RN(s d_b) 2^-8`, and so on down the sums (the criteria assume no underflow, see
+//!   [`crate::criteria`]). Session 13's host, 8192x8192 from memory, medians of 4
+//!   alternations, G weights/s, one / two threads: 24.4 / 48.9 -> 25.6 / 50.3 (the loop),
+//!   25.7 / 49.6 -> 26.0 / 51.9 (the scales); 256x8192 L2-resident, one thread, 31.2 -> 34.0
+//!   -> 36.4. Tried with it and dropped: the correction lanes as the `vpdpbusd` accumulators'
+//!   start (one add less per chunk: no change); reading the code and scale bytes without bounds
+//!   checks (`unsafe`, an experiment: L2-resident +6%, from memory no change).
 //!
 //! **`F32` profile.**
 //!
@@ -397,19 +414,21 @@ fn i8_rows_v3_nb<const F16C: bool, const VNNI: bool, const NB: usize>(
         ys,
     } = job;
     let corr = totals_corr(act);
+    let dtot = totals_dsub(act);
+    let st = (&corr[..], &dtot[..]);
     let mut row = r0;
     if NB == 1 {
         let q = (r1 - r0) / V3_STREAMS;
         for i in 0..q {
             let rows = stream_rows::<V3_STREAMS>(r0, q, i);
-            let y = i8_pass_v3::<F16C, VNNI, 1, V3_STREAMS>(s, &w, act, &corr, nb, rows);
+            let y = i8_pass_v3::<F16C, VNNI, 1, V3_STREAMS>(s, &w, act, st, nb, rows);
             store_rows(ys, r0, rows, &y, 1);
         }
         row = r0 + V3_STREAMS * q;
     }
     let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
-        let y = i8_pass_v3::<F16C, VNNI, NB, 1>(s, &w, act, &corr, nb, [row]);
+        let y = i8_pass_v3::<F16C, VNNI, NB, 1>(s, &w, act, st, nb, [row]);
         store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
@@ -434,14 +453,57 @@ fn totals_corr(act: &QuantAct) -> Vec<[i32; 8]> {
         .collect()
 }
 
+/// Each chunk's activation steps `d_b` per sub-block in [`TOTALS_ORDER`], per batch row and chunk.
+fn totals_dsub(act: &QuantAct) -> Vec<[f32; 8]> {
+    act.dsub.iter().map(|d| TOTALS_ORDER.map(|j| d[j])).collect()
+}
+
+/// Byte-shuffle control taking 8 scale bytes (sub-blocks 0..7) to the high bytes of 8 16-bit
+/// lanes in [`TOTALS_ORDER`], the low bytes zero: `b << 8` per lane, in the totals' order.
+const TOTALS_HI: [i8; 16] = {
+    let mut t = [-128i8; 16];
+    let mut j = 0;
+    while j < 8 {
+        t[2 * j + 1] = TOTALS_ORDER[j] as i8;
+        j += 1;
+    }
+    t
+};
+
+/// A chunk's 8 block scales (as from [`chunk_scales`]) times `2^-8`, exactly, in lane order
+/// [`TOTALS_ORDER`]: with F16C and no NaN word, [`TOTALS_HI`] then the binary16 route of
+/// [`scales_f16c`] without its final `* 2^8`; else [`scales_v3`] of the reordered bytes times
+/// `2^-8` (exact: the least E4M3FN magnitude is `2^-9`). The same values either way.
+#[inline(always)]
+fn scales_totals<const F16C: bool>(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
+    let v = u64::from_le_bytes(b);
+    let nan = (v & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x0101_0101_0101_0101) & 0x8080_8080_8080_8080 != 0;
+    if F16C && !nan {
+        let w = s
+            .ssse3
+            ._mm_shuffle_epi8(pulp::cast([v, 0u64]), pulp::cast(TOTALS_HI));
+        let h = s.sse2._mm_and_si128(
+            s.sse2._mm_srai_epi16::<1>(w),
+            s.sse2._mm_set1_epi16(0xbf80u16 as i16),
+        );
+        // SAFETY: F16C is only true inside the `_f16c` kernels, whose callers guarantee F16C.
+        return unsafe { core::arch::x86_64::_mm256_cvtph_ps(h) };
+    }
+    // The 16-bit units (sub-blocks 0-1, 2-3, 4-5, 6-7) in the order 0, 2, 1, 3.
+    let t = (v & 0xffff_0000_0000_ffff) | (v >> 16 & 0xffff_0000) | (v << 16 & 0xffff_0000_0000);
+    s.avx
+        ._mm256_mul_ps(scales_v3(s, t.to_le_bytes()), s.avx._mm256_set1_ps(1.0 / 256.0))
+}
+
 /// The rows `rows` (one per weight stream) against batch rows `min(nb, NB)`: `out[r][b]`.
-/// `corr`: [`totals_corr`]. `VNNI`: only true inside [`i8_rows_v3_f16c_vnni`].
+/// `corr`, `dtot`: [`totals_corr`], [`totals_dsub`]. `VNNI`: only true inside
+/// [`i8_rows_v3_f16c_vnni`].
 #[inline(always)]
 fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usize>(
     s: pulp::x86::V3,
     w: &Weights<'_>,
     act: &QuantAct,
-    corr: &[[i32; 8]],
+    (corr, dtot): (&[[i32; 8]], &[[f32; 8]]),
     nb: usize,
     rows: [usize; R],
 ) -> [[f32; NB]; R] {
@@ -460,7 +522,6 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
     };
     let QuantAct {
         chunks,
-        dsub,
         split: xsplit,
         ..
     } = act;
@@ -469,8 +530,6 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
     let tbl: __m256i = pulp::cast([U_TBL, U_TBL]);
     let m0f = avx._mm256_set1_epi8(0x0f);
     let ones = avx._mm256_set1_epi16(1);
-    // Lane j of the sub-block totals is sub-block `TOTALS_ORDER[j]`.
-    let order: __m256i = pulp::cast(TOTALS_ORDER.map(|j| j as i32));
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     let mut acc = [[avx._mm256_setzero_ps(); NB]; R];
@@ -481,18 +540,12 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
         (rc[r], sr[r]) = row_slices(codes, scales, row, row_bytes, nkt);
         bp[r] = band_share(scales, row, nkt);
     }
-    for c in 0..chunks {
-        for r in 0..R {
-            if c % 8 == 0 {
-                prefetch::line(bp[r].wrapping_add(8 * c));
-            }
-            ahead::<PF_S_I8>(rc[r], sr[r], c);
-            let (bytes, sbytes) = chunk_of(rc[r], sr[r], c, &mut pad);
-            let sv = if F16C {
-                scales_f16c(s, sbytes)
-            } else {
-                scales_v3(s, sbytes)
-            };
+    // One chunk `c` of row `r`: its code bytes and its 8 block-scale bytes (a macro, not a
+    // closure: a closure does not inherit the kernel's target features).
+    macro_rules! step {
+        ($c:expr, $r:expr, $bytes:expr, $sbytes:expr) => {{
+            let (c, r, bytes, sbytes): (usize, usize, &[u8; 64], [u8; 8]) = ($c, $r, $bytes, $sbytes);
+            let sv = scales_totals::<F16C>(s, sbytes);
             // Half h: even positions (low nibbles), odd positions (high nibbles), offset codes.
             let hv: [__m256i; 2] = pulp::cast(*bytes);
             let mut ue = [avx._mm256_setzero_si256(); 2];
@@ -506,7 +559,7 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
                 let i = b * chunks + c;
                 // Even positions of halves 0, 1, then odd positions of halves 0, 1.
                 let xv: [__m256i; 4] = pulp::cast(xsplit[i]);
-                let sd = avx2._mm256_permutevar8x32_ps(avx._mm256_mul_ps(sv, pulp::cast(dsub[i])), order);
+                let sd = avx._mm256_mul_ps(sv, pulp::cast(dtot[i]));
                 let m = if VNNI {
                     // Two `vpdpbusd` per half: lane l of half h is exactly the sum over its
                     // 8-position lane l; `hadd_epi32` of the halves puts the sub-block totals in
@@ -536,11 +589,39 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
                 let m = avx2._mm256_add_epi32(m, pulp::cast(corr[i]));
                 *a = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(m), sd, *a);
             }
+        }};
+    }
+    // The software prefetches of chunk `c` of row `r`.
+    let pf = |c: usize, r: usize| {
+        if c.is_multiple_of(8) {
+            prefetch::line(bp[r].wrapping_add(8 * c));
+        }
+        ahead::<PF_S_I8>(rc[r], sr[r], c);
+    };
+    // The whole chunks first, in a loop with no partial-chunk path: `chunk_of`'s copy into
+    // `pad` is a `memcpy` call, and around it the compiler kept vector registers on the stack
+    // on every chunk (see the module docs).
+    let whole = (row_bytes / 64).min(chunks);
+    for c in 0..whole {
+        for r in 0..R {
+            pf(c, r);
+            let bytes = rc[r]
+                .get(64 * c..64 * c + 64)
+                .and_then(|b| b.try_into().ok())
+                .unwrap_or(&[0; 64]);
+            step!(c, r, bytes, chunk_scales(sr[r], c));
+        }
+    }
+    for c in whole..chunks {
+        for r in 0..R {
+            pf(c, r);
+            let (bytes, sbytes) = chunk_of(rc[r], sr[r], c, &mut pad);
+            step!(c, r, bytes, sbytes);
         }
     }
     for (o, ar) in out.iter_mut().zip(&acc) {
         for (b, a) in ar.iter().enumerate().take(nb) {
-            o[b] = post.apply(tree8(pulp::cast(*a)) * 0.5);
+            o[b] = post.apply(tree8(pulp::cast(*a)) * 128.0);
         }
     }
     out
