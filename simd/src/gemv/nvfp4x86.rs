@@ -78,7 +78,7 @@
 //!   [`crate::criteria`]). Session 13's host, 8192x8192 from memory, medians of 4
 //!   alternations, G weights/s, one / two threads: 24.4 / 48.9 -> 25.6 / 50.3 (the loop),
 //!   25.7 / 49.6 -> 26.0 / 51.9 (the scales); 256x8192 L2-resident, one thread, 31.2 -> 34.0
-//!   -> 36.4. Tried with it and dropped: the correction lanes as the `vpdpbusd` accumulators'
+//!   (the loop), 34.4 -> 36.4 (the scales). Tried with it and dropped: the correction lanes as the `vpdpbusd` accumulators'
 //!   start (one add less per chunk: no change); reading the code and scale bytes without bounds
 //!   checks (`unsafe`, an experiment: L2-resident +6%, from memory no change).
 //!
@@ -271,7 +271,10 @@ fn ahead_codes(rc: &[u8], c: usize) {
 /// copy took about 5 us, 13K TSC cycles, a band) 44.7-46.5 -> 47.6-47.9; the same copy built a
 /// share per row into a second buffer, 45.7 -> 46.0; four rows 32 apart per pass (the AVX-512
 /// quad, sharing the 16-byte units) 43.9 -> 42.4, cache-resident 29 -> 25; pairs 32 apart
-/// 45.2 -> 46.2, within the noise.
+/// 45.2 -> 46.2, within the noise. Session 13: rows `n` and `n + 1` in one pass, sharing every
+/// scale line (49.7 -> 40.4: one code stream per thread instead of two); odd rows walking their
+/// chunks backwards, to start on the scale lines the row before left in L1 (47.9 -> 27.5:
+/// backward code streams defeat the prefetchers).
 #[inline(always)]
 fn band_share(scales: &[u8], row: usize, nkt: usize) -> *const u8 {
     let next = scale_index(128 * (row / 128 + 1), 0, nkt);
