@@ -1209,3 +1209,54 @@ pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out:
         o.copy_from_slice(&buf[..n]);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ninfer_core::tables::E4M3FN_TO_F32_BITS;
+
+    /// [`scales_totals`], both routes, against the core table: lane j is the scale byte
+    /// `TOTALS_ORDER[j]` times `2^-8`, bit for bit (a NaN word: a NaN of its sign), for every byte
+    /// value in every position.
+    #[test]
+    fn totals_scales_are_the_exact_scales_in_totals_order() {
+        let Some(s) = pulp::x86::V3::try_new() else {
+            println!("SKIPPED: AVX2 NVFP4 totals scales: this CPU has no AVX2");
+            return;
+        };
+        let f16c = std::arch::is_x86_feature_detected!("f16c");
+        if !f16c {
+            println!("SKIPPED: the F16C route of the NVFP4 totals scales: this CPU has no F16C");
+        }
+        for p in 0..8 {
+            for v in 0..=255u8 {
+                // The other bytes: a spread of non-NaN words (0x7f and 0xff avoided).
+                let mut b: [u8; 8] = core::array::from_fn(|i| (37 * i as u8).wrapping_add(v) % 0x7e);
+                b[p] = v;
+                let want =
+                    TOTALS_ORDER.map(|j| f32::from_bits(E4M3FN_TO_F32_BITS[b[j] as usize]) * (1.0 / 256.0));
+                let plain: [f32; 8] = pulp::cast(scales_totals::<false>(s, b));
+                let mut routes = vec![("integer", plain)];
+                if f16c {
+                    let h: [f32; 8] = pulp::cast(scales_totals::<true>(s, b));
+                    routes.push(("F16C", h));
+                }
+                for (route, got) in routes {
+                    for j in 0..8 {
+                        let (g, w) = (got[j], want[j]);
+                        let ok = if w.is_nan() {
+                            g.is_nan() && g.is_sign_negative() == w.is_sign_negative()
+                        } else {
+                            g.to_bits() == w.to_bits()
+                        };
+                        assert!(
+                            ok,
+                            "{route} route, bytes {b:02x?}, lane {j}: {g:e} ({:#x}), want {w:e}",
+                            g.to_bits()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
