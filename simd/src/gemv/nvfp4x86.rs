@@ -47,7 +47,8 @@
 //!   i16 sums of the two halves of a chunk go through one `hadd_epi16` (at most `8 * 24 * 127
 //!   < 2^15`) and the widening `madd`, so lane j is the exact total of sub-block
 //!   [`TOTALS_ORDER`]`[j]` (corrections summed to match once per call, [`totals_corr`]), and
-//!   one conversion and one FMA per chunk (with `s_sub * d_b` permuted to that order) replace
+//!   one conversion and one FMA per chunk (with `s_sub * d_b` in that order: permuted there until
+//!   session 13, see below) replace
 //!   two permutes, two conversions and two FMAs: one thread, 256x8192 (L2-resident), medians of
 //!   3, 22.6 -> 25.2 G weights/s; 8192x8192 from memory 19.8 -> 20.8 (two threads 39.1 ->
 //!   41.4). Each lane term is an exact integer times one
@@ -75,7 +76,8 @@
 //!   [`totals_dsub`]); the row's sum is multiplied by `128` instead of `0.5`. Without
 //!   underflow every value is the one before times an exact power of two: `s 2^-8 d_b` rounds
 //!   to `RN(s d_b) 2^-8`, and so on down the sums (the criteria assume no underflow, see
-//!   [`crate::criteria`]). Session 13's host, 8192x8192 from memory, medians of 4
+//!   [`crate::criteria`]; `tests::totals_scales_are_the_exact_scales_in_totals_order` checks
+//!   both routes against the core table for every byte in every position). Session 13's host, 8192x8192 from memory, medians of 4
 //!   alternations, G weights/s, one / two threads: 24.4 / 48.9 -> 25.6 / 50.3 (the loop),
 //!   25.7 / 49.6 -> 26.0 / 51.9 (the scales); 256x8192 L2-resident, one thread, 31.2 -> 34.0
 //!   (the loop), 34.4 -> 36.4 (the scales). Tried with it and dropped: the correction lanes as the `vpdpbusd` accumulators'
