@@ -1233,7 +1233,7 @@ mod tests {
         for p in 0..8 {
             for v in 0..=255u8 {
                 // The other bytes: a spread of non-NaN words (0x7f and 0xff avoided).
-                let mut b: [u8; 8] = core::array::from_fn(|i| (37 * i as u8).wrapping_add(v) % 0x7e);
+                let mut b: [u8; 8] = core::array::from_fn(|i| ((37 * i + v as usize) % 0x7e) as u8);
                 b[p] = v;
                 let want =
                     TOTALS_ORDER.map(|j| f32::from_bits(E4M3FN_TO_F32_BITS[b[j] as usize]) * (1.0 / 256.0));
