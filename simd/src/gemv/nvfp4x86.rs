@@ -77,12 +77,13 @@
 //!   underflow every value is the one before times an exact power of two: `s 2^-8 d_b` rounds
 //!   to `RN(s d_b) 2^-8`, and so on down the sums (the criteria assume no underflow, see
 //!   [`crate::criteria`]; `tests::totals_scales_are_the_exact_scales_in_totals_order` checks
-//!   both routes against the core table for every byte in every position). Session 13's host, 8192x8192 from memory, medians of 4
-//!   alternations, G weights/s, one / two threads: 24.4 / 48.9 -> 25.6 / 50.3 (the loop),
-//!   25.7 / 49.6 -> 26.0 / 51.9 (the scales); 256x8192 L2-resident, one thread, 31.2 -> 34.0
-//!   (the loop), 34.4 -> 36.4 (the scales). Tried with it and dropped: the correction lanes as the `vpdpbusd` accumulators'
-//!   start (one add less per chunk: no change); reading the code and scale bytes without bounds
-//!   checks (`unsafe`, an experiment: L2-resident +6%, from memory no change).
+//!   both routes against the core table for every byte in every position). Session 13's host,
+//!   8192x8192 from memory, medians of 4 alternations, G weights/s, one / two threads: 24.4 /
+//!   48.9 -> 25.6 / 50.3 (the loop), 25.7 / 49.6 -> 26.0 / 51.9 (the scales); 256x8192
+//!   L2-resident, one thread, 31.2 -> 34.0 (the loop), 34.4 -> 36.4 (the scales). Tried with it
+//!   and dropped: the correction lanes as the `vpdpbusd` accumulators' start (one add less per
+//!   chunk: no change); reading the code and scale bytes without bounds checks (`unsafe`, an
+//!   experiment: L2-resident +6%, from memory no change).
 //!
 //! **`F32` profile.**
 //!
@@ -303,6 +304,27 @@ fn scales_v3(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
     e4m3fn_lanes_v3(s, t)
 }
 
+/// Whether any of the 8 E4M3FN bytes of `v` is a NaN word (0x7f or 0xff): one scalar test for
+/// the binary16 routes, which would not give those a NaN.
+#[inline(always)]
+fn has_nan_word(v: u64) -> bool {
+    (v & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x0101_0101_0101_0101) & 0x8080_8080_8080_8080 != 0
+}
+
+/// AVX2 + F16C: 8 non-NaN E4M3FN bytes, each in the high byte of a 16-bit lane of `w` (low bytes
+/// zero), to their exact values times `2^-8`: `(b << 8) >>arith 1 & 0xbf80` is the binary16 word
+/// of that (see [`scales16_v4`]), widened exactly by `vcvtph2ps`. Only inlined into the `_f16c`
+/// kernels.
+#[inline(always)]
+fn hi_bytes_f16c(s: pulp::x86::V3, w: __m128i) -> __m256 {
+    let h = s.sse2._mm_and_si128(
+        s.sse2._mm_srai_epi16::<1>(w),
+        s.sse2._mm_set1_epi16(0xbf80u16 as i16),
+    );
+    // SAFETY: only reached from the `_f16c` kernels, whose callers guarantee F16C.
+    unsafe { core::arch::x86_64::_mm256_cvtph_ps(h) }
+}
+
 /// Two chunks' block scales (8 bytes each, as from [`chunk_scales`]) as exact binary32 in one
 /// 16-lane vector. When no byte is a NaN word (one scalar test per 8 bytes), through binary16 as
 /// in `fp8x86::decode32_v4` — in 16-bit lanes `((b << 8) >>arith 1) & 0xbf80` is the binary16
@@ -311,9 +333,7 @@ fn scales_v3(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
 /// [`scales_v3`].
 #[inline(always)]
 fn scales16_v4(s: pulp::x86::V4, b0: u64, b1: u64) -> __m512 {
-    let nan =
-        |v: u64| (v & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x0101_0101_0101_0101) & 0x8080_8080_8080_8080 != 0;
-    if nan(b0) || nan(b1) {
+    if has_nan_word(b0) || has_nan_word(b1) {
         return pulp::cast([scales_v3(*s, b0.to_le_bytes()), scales_v3(*s, b1.to_le_bytes())]);
     }
     let w = s.avx2._mm256_cvtepu8_epi16(pulp::cast([b0, b1]));
@@ -476,23 +496,18 @@ const TOTALS_HI: [i8; 16] = {
 };
 
 /// A chunk's 8 block scales (as from [`chunk_scales`]) times `2^-8`, exactly, in lane order
-/// [`TOTALS_ORDER`]: with F16C and no NaN word, [`TOTALS_HI`] then the binary16 route of
-/// [`scales_f16c`] without its final `* 2^8`; else [`scales_v3`] of the reordered bytes times
+/// [`TOTALS_ORDER`]: with F16C and no NaN word, [`TOTALS_HI`] then [`hi_bytes_f16c`] (the
+/// binary16 route of [`scales_f16c`] without its final `* 2^8`); else [`scales_v3`] of the reordered bytes times
 /// `2^-8` (exact: the least E4M3FN magnitude is `2^-9`). The same values either way.
 #[inline(always)]
 fn scales_totals<const F16C: bool>(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
     let v = u64::from_le_bytes(b);
-    let nan = (v & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x0101_0101_0101_0101) & 0x8080_8080_8080_8080 != 0;
-    if F16C && !nan {
+    if F16C && !has_nan_word(v) {
+        // F16C is only true inside the `_f16c` kernels.
         let w = s
             .ssse3
             ._mm_shuffle_epi8(pulp::cast([v, 0u64]), pulp::cast(TOTALS_HI));
-        let h = s.sse2._mm_and_si128(
-            s.sse2._mm_srai_epi16::<1>(w),
-            s.sse2._mm_set1_epi16(0xbf80u16 as i16),
-        );
-        // SAFETY: F16C is only true inside the `_f16c` kernels, whose callers guarantee F16C.
-        return unsafe { core::arch::x86_64::_mm256_cvtph_ps(h) };
+        return hi_bytes_f16c(s, w);
     }
     // The 16-bit units (sub-blocks 0-1, 2-3, 4-5, 6-7) in the order 0, 2, 1, 3.
     let t = (v & 0xffff_0000_0000_ffff) | (v >> 16 & 0xffff_0000) | (v << 16 & 0xffff_0000_0000);
@@ -1066,16 +1081,11 @@ pub(crate) unsafe fn f32_rows_v3_f16c(s: pulp::x86::V3, job: F32Job<'_, '_, '_>)
 #[inline(always)]
 fn scales_f16c(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
     let v = u64::from_le_bytes(b);
-    if (v & 0x7f7f_7f7f_7f7f_7f7f).wrapping_add(0x0101_0101_0101_0101) & 0x8080_8080_8080_8080 != 0 {
+    if has_nan_word(v) {
         return scales_v3(s, b);
     }
     let w = s.sse4_1._mm_cvtepu8_epi16(pulp::cast([v, 0u64]));
-    let h = s.sse2._mm_and_si128(
-        s.sse2._mm_srai_epi16::<1>(s.sse2._mm_slli_epi16::<8>(w)),
-        s.sse2._mm_set1_epi16(0xbf80u16 as i16),
-    );
-    // SAFETY: only reached from the `_f16c` kernels, whose callers guarantee F16C.
-    let f = unsafe { core::arch::x86_64::_mm256_cvtph_ps(h) };
+    let f = hi_bytes_f16c(s, s.sse2._mm_slli_epi16::<8>(w));
     s.avx._mm256_mul_ps(f, s.avx._mm256_set1_ps(256.0))
 }
 
