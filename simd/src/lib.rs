@@ -142,8 +142,8 @@
 //!   threads from memory: 46.1-47.6 -> 48.5-50.1 G weights/s);
 //! - the AVX2 NVFP4 `I8` chunk loop has no partial-chunk path (a `memcpy` call the compiler
 //!   spilled registers around on every chunk) and decodes a chunk's scales straight into the
-//!   order of its sub-block totals, times 2^-8 (session 13, 2 threads from memory: 48.9 -> 50.3
-//!   -> 51.9 G weights/s);
+//!   order of its sub-block totals, times 2^-8 (session 13, 2 threads from memory, two A/B
+//!   sets: 48.9 -> 50.3 for the loop, 49.6 -> 51.9 for the scales, G weights/s);
 //! - NVFP4 keeps its nibbles in place on both ISAs (low nibbles = even positions, high = odd;
 //!   the activations are split the same way once per call): AVX2 `I8` 18.4 -> 25.9, AVX2 `F32`
 //!   9.9 -> 14.0 G weights/s on one thread, cache-resident;
