@@ -181,6 +181,11 @@
 //!
 //! `threads` is the number of threads a call may use (0 is treated as 1). Work is split over
 //! row blocks on a persistent pool (rayon's global one); the calling thread takes the last block.
+//! On a shared virtual machine a two-thread call can run at the one-thread rate for stretches
+//! of seconds: on session 14's AMD EPYC host both blocks then ran on their own CPUs, both
+//! slowly (the host's load, not the placement); binding the workers to CPUs did not help (the
+//! `threads` module docs; `cargo run --release -p ninfer-simd --example colocation` shows how a
+//! host places two fresh threads).
 //!
 //! ## Tests
 //!

@@ -10,6 +10,22 @@
 //! core unless `RAYON_NUM_THREADS` says otherwise); the calling thread runs the last block. A
 //! fresh thread per block and call cost about 30 µs per call here, 13% of a 4096 x 4096 Q4 GEMV
 //! at memory speed. A panic in a block reaches the caller (as with `std::thread::scope`).
+//!
+//! **Placement, tried in session 14 and dropped.** On the AMD EPYC host of session 14 (2 vCPUs,
+//! a guest kernel with `kernel.sched_vcpu_pack = 15`) a freshly spawned thread often starts on
+//! its waker's vCPU: `cargo run --release -p ninfer-simd --example colocation` put the pair on
+//! one CPU in 6 of 12 tries (9-11 ms for two 5 ms loops, against 5.2-5.7 ms). This pool's
+//! persistent worker was hit far less: with the CPUs of both blocks logged (a temporary probe,
+//! not kept), 12 of 323 two-thread 8192 x 8192 Q4 `I8` calls started the worker on the caller's
+//! CPU (the caller's block then took 4.7 ms, not 2.9). The two-thread "slow mode" of the
+//! reports is the other 311: both blocks on their own CPUs, both slow together (2.9-3.0 ms
+//! against 1.7 in the fast stretches), which no placement changes. Tried: a pool of
+//! `available_parallelism - 1` workers, block `i` bound (`sched_setaffinity`) to the `i + 1`-th
+//! CPU after the caller's, the caller waiting for the workers awake and the workers staying
+//! awake 2 ms for the next call. Two threads, 1024 x 1024 cache-resident, medians of 5
+//! alternations, G weights/s: Q4 `I8` 39.96 -> 38.24 (awake without binding: 40.50), W8 `I8`
+//! 34.97 -> 30.99 (31.94); from memory the host's noise (23-39 either way) hid any difference.
+//! Not kept: a dependency and a spinning pool for no measured gain.
 
 /// Block lengths are multiples of this many rows (keeps threads off each other's cache lines).
 pub(crate) const ROW_ALIGN: usize = 16;

@@ -73,6 +73,14 @@
 //! of a 128-byte W8 chunk and every third of a 96-byte Q6 one): Xeon (Emerald Rapids), 8192x8192
 //! from memory, one thread, medians of 3 alternations, G weights/s: AVX2 W8 10.05 -> 12.01 (two
 //! threads 20.0 -> 23.6), AVX-512 W8 12.28 -> 13.70, Q6 17.36 -> 18.64, Q5 20.99 -> 21.94.
+//!
+//! Tried in session 14 (AMD EPYC, Zen 3, AVX2 only) and dropped: the block scales converted
+//! eight at a time in registers (the operations of `f16_to_f32_branchless` lane for lane, then
+//! a lane permute for the two blocks of a group) instead of the word-at-a-time loop. One
+//! thread, 256 x 8192 cache-resident, medians of 7 alternations, G weights/s: Q4 24.09 -> 24.40,
+//! Q5 18.35 -> 19.06, Q6 19.27 -> 19.06, W8 20.44 -> 20.11, within the host's noise (leaving
+//! the scales out altogether gave Q4 26.1); the same conversion in the AVX2 row-split `F32`
+//! kernels was slower (5 alternations: Q4 14.20 -> 13.20, Q5 12.96 -> 12.27, Q6 13.02 -> 12.26).
 
 use core::arch::x86_64::{__m256, __m256i, __m512i};
 
