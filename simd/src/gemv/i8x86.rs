@@ -35,7 +35,14 @@
 //! vectors to one vector whose lane j is the exact integer dot `T_j` of block j (for Q4/Q5/Q6
 //! the first step is a `hadd_epi16` of two blocks' `maddubs` lanes before the widening `madd`,
 //! one `madd` per two blocks — two such lanes sum to at most `2 * 2 * 63 * 127 < 2^15`; then
-//! `hadd_epi32` steps and a cross-half add), subtracts the
+//! `hadd_epi32` steps and a cross-half add; Q4/Q5, whose codes stop at 31, take a second
+//! `hadd_epi16` level in place of the `hadd_epi32` step, four lanes summing to at most
+//! `4 * 2 * 31 * 127 < 2^15`, and one `madd` per four blocks: session 14, AMD EPYC (Zen 3),
+//! medians of 7 alternations, one thread, 256 x 8192 cache-resident, G weights/s, Q4 24.16 ->
+//! 25.46, Q5 19.20 -> 19.56; 8192 x 8192 from memory, medians of 5, one / two threads, Q4 21.51
+//! / 35.43 -> 22.79 / 40.53, Q5 17.10 / 22.40 -> 18.00 / 32.11 (the two-thread figures in the
+//! host's noise; `x86_tests::v3_i8_block_totals_hold_at_the_largest_dots` checks the i16 bound
+//! at the largest codes and activation codes), subtracts the
 //! offset corrections of the eight blocks at once (`o * sum xq`, summed once per call by the
 //! staging, [`QuantAct::bsum`]), converts (exact: `|T_j| < 2^24`) and does one FMA
 //! `lane_j += T_j * (s_j * d_j)` with the eight block scales and steps as vectors. A missing
@@ -605,6 +612,26 @@ fn pair_v3<const VNNI: bool, const G: u8, const NB: usize>(
                 m[j] = avx2._mm256_madd_epi16(p, ones);
             }
             totals8(s, &m)
+        } else if matches!(g, Grouped::Q4 | Grouped::Q5) {
+            // Q4/Q5: `maddubs(u', xq)` lanes are at most `2 * 31 * 127` in magnitude, so four
+            // adjacent ones still fit in i16 (`4 * 7874 < 2^15`): two `hadd_epi16` levels, then
+            // one widening `madd` per four blocks, where Q6 needs one per two (session 14, see
+            // the module docs).
+            let mut h = [zero; 4];
+            for (i, hi) in h.iter_mut().enumerate() {
+                let (j0, j1) = (2 * i, 2 * i + 1);
+                let p0 = avx2._mm256_maddubs_epi16(u[j0 / 4][j0 % 4], xv[j0 / 4][j0 % 4]);
+                let p1 = avx2._mm256_maddubs_epi16(u[j1 / 4][j1 % 4], xv[j1 / 4][j1 % 4]);
+                *hi = avx2._mm256_hadd_epi16(p0, p1);
+            }
+            // Per 128-bit half, i32 lane k of `a`: that half of block k summed (blocks 0..4),
+            // of `b`: of block 4 + k.
+            let a = avx2._mm256_madd_epi16(avx2._mm256_hadd_epi16(h[0], h[1]), ones);
+            let b = avx2._mm256_madd_epi16(avx2._mm256_hadd_epi16(h[2], h[3]), ones);
+            avx2._mm256_add_epi32(
+                avx2._mm256_permute2x128_si256::<0x20>(a, b),
+                avx2._mm256_permute2x128_si256::<0x31>(a, b),
+            )
         } else {
             // `maddubs(u', xq)` lanes are at most `2 * 63 * 127`: the sum of two adjacent ones
             // fits in i16, so the first reduction step is `hadd_epi16` before the widening

@@ -640,3 +640,61 @@ fn row_split_bf16_fp32_fast_paths_equal_the_generic_kernels_bit_for_bit() {
         }
     }
 }
+
+/// The AVX2 `I8` block totals at the largest integer dots the schemes allow: every weight the
+/// largest positive code (`u' = 2^b - 1`: Q4/Q5 sum four `maddubs` lanes in i16 before widening,
+/// Q6 two; W8's `|q| = 127`) against activation codes all `+127` or all `-127`. Bit-identical to
+/// the plainly written order, whose dots are i32, and within the `I8` criterion; an i16 overflow
+/// in a reduction step would be far off both.
+#[test]
+fn v3_i8_block_totals_hold_at_the_largest_dots() {
+    use ninfer_core::encode::{twin, Source};
+    let Some(s) = pulp::x86::V3::try_new() else {
+        println!("SKIPPED: AVX2 I8 largest dots: this CPU has no AVX2");
+        return;
+    };
+    let (n, k, nb) = (2, 256, 2);
+    for format in [
+        Format::Q4G64F16S,
+        Format::Q5G64F16S,
+        Format::Q6G64F16S,
+        Format::W8G32F16S,
+    ] {
+        let desc = TensorDesc::for_format(format, &[n, k]).unwrap();
+        let Geometry::RowSplit(geo) = *desc.geometry() else {
+            panic!("{format:?} is row-split")
+        };
+        // Row 0 all +1 (the largest positive code), row 1 all -1.
+        let wts: Vec<f32> = (0..n * k).map(|i| if i < k { 1.0 } else { -1.0 }).collect();
+        let mut p = vec![0u8; desc.payload_len()];
+        geo.encode_into(Source::F32(&wts), twin::encode_group, &mut p)
+            .unwrap();
+        let w = Weights::new(&desc, &p).unwrap();
+        let Weights::Grouped { g, .. } = w else {
+            panic!("{format:?} is grouped")
+        };
+        let top = (1i32 << (g.bits() - 1)) - 1;
+        let mut q = [0i8; crate::weights::CHUNK];
+        w.int_chunk(0, 0, &mut q);
+        assert!(q.iter().all(|&v| i32::from(v) == top), "{format:?}: codes {q:?}");
+        // Batch row 0 all +1, row 1 all -1: activation codes +127 and -127.
+        let x: Vec<f32> = (0..nb * k).map(|i| if i < k { 1.0 } else { -1.0 }).collect();
+        let act = quantize(&x, nb, k, w.chunks(), 0, true).unwrap();
+        let want = outputs(n, nb, |ys| v3_block_order(w, &act, nb, ys));
+        // SAFETY: the token proves the V3 features.
+        let got = outputs(n, nb, |ys| unsafe {
+            i8x86::rows_v3_streams::<{ i8x86::V3_STREAMS }>(s, i8_job(w, &act, nb, ys))
+        });
+        let ctx = format!("{} largest dots", format.name());
+        same(&got, &want, &ctx);
+        meets(&desc, &p, &x, nb, &got, &want, true, &ctx);
+        // y = sum of w x: +-k, to within the scale's binary16 rounding.
+        for (i, y) in got.iter().enumerate() {
+            let sign = if (i / n == 0) == (i % n == 0) { 1.0 } else { -1.0 };
+            assert!(
+                (y - sign * k as f32).abs() < 0.01 * k as f32,
+                "{ctx}: output {i} = {y}"
+            );
+        }
+    }
+}
