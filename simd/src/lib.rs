@@ -156,6 +156,8 @@
 //! - the AVX2 Q4/Q5 `I8` block totals sum four `maddubs` lanes in i16 (two `hadd_epi16`
 //!   levels, their codes stop at 31) before one widening `madd` per four blocks (session 14,
 //!   AMD EPYC, one thread, cache-resident: Q4 24.2 -> 25.5, Q5 19.2 -> 19.6 G weights/s);
+//! - the AVX2 Q4 `F32` kernel sums each group in two chains, as Q5/Q6 do (session 14, AMD
+//!   EPYC: one thread, cache-resident, 14.07 -> 15.98 G weights/s);
 //! - on AVX2 cores with AVX-VNNI the `I8` dots take the VEX `vpdpbusd` (row-split: one per
 //!   block; NVFP4: two per half chunk and one `hadd_epi32`): the same integers, L2 +1-5%;
 //! - E2M1/E4M3FN words are decoded without a subnormal operand ever reaching the FPU (an x86

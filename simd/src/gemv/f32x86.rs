@@ -842,24 +842,22 @@ fn top_floats(s: pulp::x86::V3, u: __m256i) -> [__m256; 4] {
     ]
 }
 
-/// Sum chains per group and batch row of [`pass_v3_split`] for the scheme `g`: two for Q5/Q6 (a
-/// chain for the even and one for the odd vectors of each block), one for Q4 (measured: two
-/// chains made Q4 slower, 14.7 -> 14.3 G weights/s cache-resident, and Q6 faster, 12.2 -> 12.6).
-/// The same for every batch size: a batch row's result equals the single-vector GEMV's.
-pub(crate) const fn split_chains(g: Grouped) -> usize {
-    if matches!(g, Grouped::Q4) {
-        1
-    } else {
-        2
-    }
-}
+/// Sum chains per group and batch row of [`pass_v3_split`]: a chain for the even and one for the
+/// odd vectors of each block, for Q4, Q5 and Q6. The same for every batch size: a batch row's
+/// result equals the single-vector GEMV's. Until session 14 Q4 took one chain, measured on the
+/// Xeon of session 9 (two made Q4 slower there, 14.7 -> 14.3 G weights/s cache-resident, and Q6
+/// faster, 12.2 -> 12.6); on the AVX2-only AMD EPYC (Zen 3) of session 14, where this kernel is
+/// the one dispatched, two chains made Q4 faster: one thread, 256x8192 cache-resident, medians
+/// of 7 alternations, 14.07 -> 15.98 G weights/s; 8192x8192 from memory, medians of 5, one / two
+/// threads, 13.67 / 26.39 -> 15.09 / 30.23. (The Xeons dispatch the AVX-512 kernels.)
+pub(crate) const SPLIT_CHAINS: usize = 2;
 
 /// One row of an AVX2 Q4/Q5/Q6 `F32` pass against batch rows `min(nb, NB)` (exactly `NB` when
 /// `NB <= 2`).
 ///
 /// The codes are summed per group and the group scale applied once (the `F32` criterion allows
 /// this order; section 2): per group `G` (64 positions, blocks `2h` and `2h + 1` of the chunk)
-/// and lane `l`, `C = split_chains` chains `A_c = sum d_p x_p` over the staged order
+/// and lane `l`, `C = SPLIT_CHAINS` chains `A_c = sum d_p x_p` over the staged order
 /// [`SPLIT_V3`] (vector `j` of a block feeds chain `j % C`; its first vector by a product, the
 /// others by FMAs), where `d_p = q_p 2^(32 - b)` is the signed code converted from the top of a
 /// 32-bit lane ([`top_floats`], exact); then one FMA per chain `Y_c = A_c s' + Y_c` with
@@ -887,7 +885,7 @@ fn pass_v3_split<const KIND: u8, const NB: usize>(
 ) -> [f32; NB] {
     let (avx, fma) = (s.avx, s.fma);
     let g = grouped(KIND);
-    let ch = split_chains(g);
+    let ch = SPLIT_CHAINS;
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let (codes, scales, rcb, gp) = grouped_parts(w);

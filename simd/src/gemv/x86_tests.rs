@@ -416,7 +416,7 @@ fn v3_split_order(s: pulp::x86::V3, w: Weights<'_>, xs: &[f32], nb: usize, ys: &
     };
     let chunks = w.chunks();
     let kc = chunks * 128;
-    let ch = f32x86::split_chains(g);
+    let ch = f32x86::SPLIT_CHAINS;
     let unit = f32x86::top_unit(g);
     let mut q = [0i8; crate::weights::CHUNK];
     for (b, y) in ys.iter_mut().enumerate().take(nb) {
