@@ -852,6 +852,9 @@ fn top_floats(s: pulp::x86::V3, u: __m256i) -> [__m256; 4] {
 /// threads, 13.67 / 26.39 -> 15.09 / 30.23. (The Xeons dispatch the AVX-512 kernels.)
 pub(crate) const SPLIT_CHAINS: usize = 2;
 
+// [`pass_v3_split`] keeps its chains and accumulators in pairs and adds the two at the end.
+const _: () = assert!(SPLIT_CHAINS == 2);
+
 /// One row of an AVX2 Q4/Q5/Q6 `F32` pass against batch rows `min(nb, NB)` (exactly `NB` when
 /// `NB <= 2`).
 ///
@@ -862,7 +865,7 @@ pub(crate) const SPLIT_CHAINS: usize = 2;
 /// others by FMAs), where `d_p = q_p 2^(32 - b)` is the signed code converted from the top of a
 /// 32-bit lane ([`top_floats`], exact); then one FMA per chain `Y_c = A_c s' + Y_c` with
 /// `s' = s 2^-(32 - b)` (exact: a power of two times a binary16 value, at least 2^-52). The row's
-/// result is pulp's reduction of `Y_0 + Y_1` (or `Y_0`). Every product `d_p x_p` is the exact
+/// result is pulp's reduction of `Y_0 + Y_1`. Every product `d_p x_p` is the exact
 /// `q_p x_p` times a power of two, so the rounding is that of a sum of `q x` per group: within
 /// the criterion (at most one rounded product and K + 1 rounded additions per term; tested in
 /// `gemv/x86_tests.rs`, which also checks this order bit for bit against a scalar model). The
@@ -940,11 +943,7 @@ fn pass_v3_split<const KIND: u8, const NB: usize>(
         if !live(b) {
             break;
         }
-        let t = if ch == 2 {
-            avx._mm256_add_ps(yb[0], yb[1])
-        } else {
-            yb[0]
-        };
+        let t = avx._mm256_add_ps(yb[0], yb[1]);
         *o = s.reduce_sum_f32s(pulp::cast(t));
     }
     out

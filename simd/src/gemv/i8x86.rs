@@ -399,6 +399,14 @@ fn totals4(s: pulp::x86::V3, m: &[__m256i; 4]) -> __m256i {
     // Lane j (j < 4) of `a`: the low 128 bits of block j summed; lane 4 + j: the high 128 bits.
     let a = avx2._mm256_hadd_epi32(m[0], m[1]);
     let b = avx2._mm256_hadd_epi32(m[2], m[3]);
+    halves_sum(s, a, b)
+}
+
+/// The last step of the block totals: lane k of each 128-bit half of `a` holds that half of
+/// block k summed, of `b` that half of block 4 + k; lane j of the result is block j's total.
+#[inline(always)]
+fn halves_sum(s: pulp::x86::V3, a: __m256i, b: __m256i) -> __m256i {
+    let avx2 = s.avx2;
     avx2._mm256_add_epi32(
         avx2._mm256_permute2x128_si256::<0x20>(a, b),
         avx2._mm256_permute2x128_si256::<0x31>(a, b),
@@ -612,11 +620,10 @@ fn pair_v3<const VNNI: bool, const G: u8, const NB: usize>(
                 m[j] = avx2._mm256_madd_epi16(p, ones);
             }
             totals8(s, &m)
-        } else if matches!(g, Grouped::Q4 | Grouped::Q5) {
-            // Q4/Q5: `maddubs(u', xq)` lanes are at most `2 * 31 * 127` in magnitude, so four
-            // adjacent ones still fit in i16 (`4 * 7874 < 2^15`): two `hadd_epi16` levels, then
-            // one widening `madd` per four blocks, where Q6 needs one per two (session 14, see
-            // the module docs).
+        } else {
+            // `maddubs(u', xq)` lanes are at most `2 * 63 * 127`: the sum of two adjacent ones
+            // fits in i16, so the first reduction step is `hadd_epi16` before the widening
+            // `madd`.
             let mut h = [zero; 4];
             for (i, hi) in h.iter_mut().enumerate() {
                 let (j0, j1) = (2 * i, 2 * i + 1);
@@ -624,26 +631,21 @@ fn pair_v3<const VNNI: bool, const G: u8, const NB: usize>(
                 let p1 = avx2._mm256_maddubs_epi16(u[j1 / 4][j1 % 4], xv[j1 / 4][j1 % 4]);
                 *hi = avx2._mm256_hadd_epi16(p0, p1);
             }
-            // Per 128-bit half, i32 lane k of `a`: that half of block k summed (blocks 0..4),
-            // of `b`: of block 4 + k.
-            let a = avx2._mm256_madd_epi16(avx2._mm256_hadd_epi16(h[0], h[1]), ones);
-            let b = avx2._mm256_madd_epi16(avx2._mm256_hadd_epi16(h[2], h[3]), ones);
-            avx2._mm256_add_epi32(
-                avx2._mm256_permute2x128_si256::<0x20>(a, b),
-                avx2._mm256_permute2x128_si256::<0x31>(a, b),
-            )
-        } else {
-            // `maddubs(u', xq)` lanes are at most `2 * 63 * 127`: the sum of two adjacent ones
-            // fits in i16, so the first reduction step is `hadd_epi16` before the widening
-            // `madd`, one `madd` per two blocks.
-            let mut m = [zero; 4];
-            for (i, mi) in m.iter_mut().enumerate() {
-                let (j0, j1) = (2 * i, 2 * i + 1);
-                let p0 = avx2._mm256_maddubs_epi16(u[j0 / 4][j0 % 4], xv[j0 / 4][j0 % 4]);
-                let p1 = avx2._mm256_maddubs_epi16(u[j1 / 4][j1 % 4], xv[j1 / 4][j1 % 4]);
-                *mi = avx2._mm256_madd_epi16(avx2._mm256_hadd_epi16(p0, p1), ones);
+            if matches!(g, Grouped::Q4 | Grouped::Q5) {
+                // Q4/Q5 lanes are at most `2 * 31 * 127`, so four adjacent ones still fit in
+                // i16 (`4 * 7874 < 2^15`): a second `hadd_epi16` level, then one `madd` per four
+                // blocks (session 14, see the module docs). Per 128-bit half, i32 lane k of `a`
+                // is that half of block k summed, of `b` that of block 4 + k.
+                let a = avx2._mm256_madd_epi16(avx2._mm256_hadd_epi16(h[0], h[1]), ones);
+                let b = avx2._mm256_madd_epi16(avx2._mm256_hadd_epi16(h[2], h[3]), ones);
+                halves_sum(s, a, b)
+            } else {
+                // Q6: one `madd` per two blocks, then the `hadd_epi32` steps.
+                for hi in h.iter_mut() {
+                    *hi = avx2._mm256_madd_epi16(*hi, ones);
+                }
+                totals4(s, &h)
             }
-            totals4(s, &m)
         };
         let at = b * bstride + 8 * p;
         let mut t = t;

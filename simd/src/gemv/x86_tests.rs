@@ -448,8 +448,7 @@ fn v3_split_order(s: pulp::x86::V3, w: Weights<'_>, xs: &[f32], nb: usize, ys: &
                     }
                 }
             }
-            let t: [f32; 8] =
-                core::array::from_fn(|l| if ch == 2 { acc[0][l] + acc[1][l] } else { acc[0][l] });
+            let t: [f32; 8] = core::array::from_fn(|l| acc[0][l] + acc[1][l]);
             *out = s.reduce_sum_f32s(pulp::cast(t));
         }
     }
