@@ -5,10 +5,12 @@
 #   - dequantize f32/BF16 per format: bit-exact vs ninfer_decode_rows_* (the Rust oracle);
 #   - GEMV per format, batch 1..8, f32/BF16 activations: |y - y_ref| <= 4 K 2^-24 sum|w x|;
 #   - launcher error paths;
-#   - GEMV GB/s of weight bytes on [8192, 8192] (batch 1 and 8) and the ratio to the
-#     device-to-device copy bandwidth (read + write bytes/s) measured in the same run.
+#   - GEMV GB/s of weight bytes on [8192, 8192] (batch 1 and 8, weights rotated over copies
+#     larger than L2) and the ratios to the device's read bandwidth and to its device-to-device
+#     copy bandwidth (read + write bytes/s), both measured in the same run.
 # nvcc: $NVCC, else nvcc on PATH or in /usr/local/cuda, else the CUDA 13 pip wheel (installed if
-# missing). Exit status: 0 all passed, 1 a test failed, 2 no GPU, 3 a CUDA/setup error.
+# missing). The Rust library: $NINFER_FFI_LIB if set (a libninfer_ffi.a built elsewhere, for a GPU
+# machine without cargo), else `cargo build --release -p ninfer-ffi`. Exit status: 0 all passed, 1 a test failed, 2 no GPU, 3 a CUDA/setup error.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -36,9 +38,13 @@ CCBIN=()
 if command -v g++-12 >/dev/null; then CCBIN=(-ccbin g++-12); fi
 "$NVCC" --version | tail -n 1
 
-TARGET_DIR="${CARGO_TARGET_DIR:-target}"
-cargo build --release -p ninfer-ffi
-LIB="$TARGET_DIR/release/libninfer_ffi.a"
+if [ -n "${NINFER_FFI_LIB:-}" ]; then
+  LIB="$NINFER_FFI_LIB"  # a prebuilt libninfer_ffi.a (a GPU machine without Rust)
+else
+  TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+  cargo build --release -p ninfer-ffi
+  LIB="$TARGET_DIR/release/libninfer_ffi.a"
+fi
 
 OUT="${OUT:-$(mktemp -d)}"
 mkdir -p "$OUT"

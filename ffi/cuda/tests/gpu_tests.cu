@@ -6,15 +6,21 @@
 // - dequantize to f32 and BF16, whole tensor and an interior row range: bit-exact against
 //   ninfer_decode_rows_f32 / ninfer_decode_rows_bf16 (a NaN matches any NaN; the payloads here
 //   are valid, so none occurs);
-// - GEMV for batch 1..8 with f32 and BF16 activations: per output
+// - GEMV for batch 1..8 with f32 and BF16 activations, with the payload and activations aligned
+//   (the vectorised kernels), the activations one element off (their scalar activation loads)
+//   and the payload one byte off (the per-element kernels): per output
 //   |y - y_ref| <= NINFER_CUDA_GEMV_C * K * 2^-24 * sum_k |w_k x_k|, y_ref the f64 sum over the
 //   exactly decoded weights (ninfer_decode_f32) times the exact activations;
 // - launcher error paths (NULL, payload length, batch, activation type, unsupported format).
 // Benchmark: GEMV (batch 1 and 8, f32 activations) on [8192, 8192] weights per format, GB/s of
-// weight bytes, and its ratio to the device-to-device copy bandwidth measured in the same run
-// (bytes read + bytes written per second by cudaMemcpyAsync of a 1 GiB buffer).
+// weight bytes, and its ratio to two bandwidths measured in the same run: the device's read
+// bandwidth (a read-only kernel summing a 1 GiB buffer with 16-byte loads) and the
+// device-to-device copy bandwidth (bytes read + bytes written per second by cudaMemcpyAsync of
+// a 1 GiB buffer). The GEMV rotates over enough copies of the weights (at least 4x the L2
+// size together) that each call reads them from device memory, not from L2.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -202,7 +208,9 @@ static void test_dequantize(const Tensor &t, uint8_t *d_payload) {
     }
 }
 
-static void test_gemv(const Tensor &t, uint8_t *d_payload) {
+// `x_shift` (elements) misaligns the activations for vector loads; `d_payload` at an odd
+// address sends the launcher to the per-element kernels (ninfer_kernels.cu, fast_ok).
+static void test_gemv(const Tensor &t, uint8_t *d_payload, uint32_t x_shift, const char *variant) {
     const uint64_t n = t.d.rows, k = t.d.row_len;
     std::vector<float> w((size_t)(n * k));
     NI_OK(ninfer_decode_f32(&t.d, t.payload.data(), t.payload.size(), w.data(), w.size(), nullptr));
@@ -220,12 +228,14 @@ static void test_gemv(const Tensor &t, uint8_t *d_payload) {
             }
             void *d_x = nullptr;
             float *d_y = nullptr;
-            const size_t xbytes = act == NINFER_CUDA_ACT_F32 ? xl * 4 : xl * 2;
-            CUDA_OK(cudaMalloc(&d_x, xbytes));
+            const size_t esize = act == NINFER_CUDA_ACT_F32 ? 4 : 2;
+            const size_t xbytes = xl * esize, shift = x_shift * esize;
+            CUDA_OK(cudaMalloc(&d_x, xbytes + shift));
             CUDA_OK(cudaMalloc(&d_y, yl * 4));
-            CUDA_OK(cudaMemcpy(d_x, act == NINFER_CUDA_ACT_F32 ? (const void *)x.data() : (const void *)xb.data(),
+            void *d_xs = (char *)d_x + shift;
+            CUDA_OK(cudaMemcpy(d_xs, act == NINFER_CUDA_ACT_F32 ? (const void *)x.data() : (const void *)xb.data(),
                                xbytes, cudaMemcpyHostToDevice));
-            NI_OK(ninfer_cuda_gemv(&t.d, d_payload, t.payload.size(), d_x, act, batch, xl, d_y, yl, 0));
+            NI_OK(ninfer_cuda_gemv(&t.d, d_payload, t.payload.size(), d_xs, act, batch, xl, d_y, yl, 0));
             CUDA_OK(cudaDeviceSynchronize());
             CUDA_OK(cudaMemcpy(y.data(), d_y, yl * 4, cudaMemcpyDeviceToHost));
             CUDA_OK(cudaFree(d_x));
@@ -254,8 +264,9 @@ static void test_gemv(const Tensor &t, uint8_t *d_payload) {
                 }
             }
             char detail[160];
-            std::snprintf(detail, sizeof detail, "gemv %s batch %u: %zu outside C=%d bound, worst err/bound %.3f",
-                          act == NINFER_CUDA_ACT_F32 ? "f32" : "bf16", batch, bad, NINFER_CUDA_GEMV_C, worst);
+            std::snprintf(detail, sizeof detail, "gemv %s batch %u %s: %zu outside C=%d bound, worst err/bound %.3f",
+                          act == NINFER_CUDA_ACT_F32 ? "f32" : "bf16", batch, variant, bad, NINFER_CUDA_GEMV_C,
+                          worst);
             report(bad == 0, "gemv", t.name, n, k, detail);
         }
     }
@@ -300,6 +311,18 @@ struct BenchRow {
     double gbs;
 };
 
+// Read bandwidth probe: every thread sums 16-byte words grid-stride; one word per thread is
+// written so the loads cannot be dropped.
+__global__ void read_kernel(const uint4 *__restrict__ a, size_t words, uint32_t *__restrict__ sink) {
+    uint32_t acc = 0;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) {
+        const uint4 v = a[i];
+        acc ^= v.x + v.y + v.z + v.w;
+    }
+    sink[(size_t)blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+
 static double time_ms(cudaEvent_t a, cudaEvent_t b) {
     float ms = 0;
     CUDA_OK(cudaEventElapsedTime(&ms, a, b));
@@ -317,16 +340,28 @@ int main() {
     const uint32_t fmts[7] = {NINFER_FORMAT_Q4G64_F16S, NINFER_FORMAT_Q5G64_F16S, NINFER_FORMAT_Q6G64_F16S,
                               NINFER_FORMAT_W8G32_F16S, NINFER_FORMAT_NVFP4, NINFER_FORMAT_FP8_E4M3FN_ROW_BF16S,
                               NINFER_FORMAT_BF16};
-    const uint64_t shapes[7][2] = {{257, 1000}, {130, 300}, {67, 777}, {129, 1000}, {300, 272}, {129, 333}, {65, 777}};
-    for (int i = 0; i < 7; i++) {
-        Tensor t = make_tensor(fmts[i], shapes[i][0], shapes[i][1], true);
-        uint8_t *d_payload = nullptr;
-        CUDA_OK(cudaMalloc(&d_payload, t.payload.size()));
-        CUDA_OK(cudaMemcpy(d_payload, t.payload.data(), t.payload.size(), cudaMemcpyHostToDevice));
-        test_dequantize(t, d_payload);
-        test_gemv(t, d_payload);
-        test_errors(t, d_payload);
-        CUDA_OK(cudaFree(d_payload));
+    // Per format two shapes: K with a partial chunk / block / piece (the vectorised kernels' tails;
+    // FP8 and BF16 rows the per-element kernel, K % 16 / K % 8 != 0) and K without one.
+    const uint64_t shapes[2][7][2] = {
+        {{257, 1000}, {130, 300}, {67, 777}, {129, 1000}, {300, 272}, {129, 333}, {65, 777}},
+        {{129, 4096}, {65, 1152}, {33, 2048}, {70, 1280}, {130, 1024}, {129, 1040}, {65, 1032}}};
+    for (int si = 0; si < 2; si++) {
+        for (int i = 0; i < 7; i++) {
+            Tensor t = make_tensor(fmts[i], shapes[si][i][0], shapes[si][i][1], true);
+            const size_t len = t.payload.size();
+            uint8_t *d_payload = nullptr, *d_odd = nullptr;
+            CUDA_OK(cudaMalloc(&d_payload, len));
+            CUDA_OK(cudaMalloc(&d_odd, len + 1));
+            CUDA_OK(cudaMemcpy(d_payload, t.payload.data(), len, cudaMemcpyHostToDevice));
+            CUDA_OK(cudaMemcpy(d_odd + 1, t.payload.data(), len, cudaMemcpyHostToDevice));
+            test_dequantize(t, d_payload);
+            test_gemv(t, d_payload, 0, "(aligned)");
+            test_gemv(t, d_payload, 1, "(x +1 elem)");
+            test_gemv(t, d_odd + 1, 0, "(payload +1 B)");
+            test_errors(t, d_payload);
+            CUDA_OK(cudaFree(d_payload));
+            CUDA_OK(cudaFree(d_odd));
+        }
     }
 
     // Device-to-device copy bandwidth (read + write bytes per second).
@@ -349,6 +384,25 @@ int main() {
     CUDA_OK(cudaEventRecord(e1, 0));
     CUDA_OK(cudaEventSynchronize(e1));
     const double copy_gbs = 2.0 * copy_bytes * copy_iters / (time_ms(e0, e1) * 1e-3) / 1e9;
+    // Read-only bandwidth: the best of 3 timed sets of 10 passes over the 1 GiB buffer.
+    const unsigned read_threads = 256, read_blocks = (unsigned)prop.multiProcessorCount * 8u;
+    uint32_t *sink = nullptr;
+    CUDA_OK(cudaMalloc(&sink, (size_t)read_threads * read_blocks * 4));
+    double read_gbs = 0.0;
+    for (int rep = 0; rep < 4; rep++) {
+        CUDA_OK(cudaEventRecord(e0, 0));
+        for (int i = 0; i < copy_iters; i++) {
+            read_kernel<<<read_blocks, read_threads>>>((const uint4 *)a, copy_bytes / 16, sink);
+        }
+        CUDA_OK(cudaEventRecord(e1, 0));
+        CUDA_OK(cudaEventSynchronize(e1));
+        CUDA_OK(cudaGetLastError());
+        const double gbs = (double)copy_bytes * copy_iters / (time_ms(e0, e1) * 1e-3) / 1e9;
+        if (rep > 0 && gbs > read_gbs) {
+            read_gbs = gbs;  // rep 0 is a warm-up
+        }
+    }
+    CUDA_OK(cudaFree(sink));
     CUDA_OK(cudaFree(a));
     CUDA_OK(cudaFree(b));
 
@@ -364,38 +418,50 @@ int main() {
             continue;  // Q4/Q6 bracket it; keeps the run short
         }
         Tensor t = make_tensor(fmts[i], bn, bk, false);
-        uint8_t *d_payload = nullptr;
-        CUDA_OK(cudaMalloc(&d_payload, t.payload.size()));
-        CUDA_OK(cudaMemcpy(d_payload, t.payload.data(), t.payload.size(), cudaMemcpyHostToDevice));
+        const size_t len = t.payload.size();
+        // Copies that together hold at least 4x L2, so every call reads its weights from memory.
+        const size_t l2 = prop.l2CacheSize > 0 ? (size_t)prop.l2CacheSize : (size_t)64 << 20;
+        const size_t copies = std::max<size_t>(2, (4 * l2 + len - 1) / len);
+        std::vector<uint8_t *> d_payloads(copies, nullptr);
+        for (auto &d : d_payloads) {
+            CUDA_OK(cudaMalloc(&d, len));
+            CUDA_OK(cudaMemcpy(d, t.payload.data(), len, cudaMemcpyHostToDevice));
+        }
         const uint32_t batches[2] = {1, 8};
         for (uint32_t batch : batches) {
-            for (int w = 0; w < 3; w++) {
-                NI_OK(ninfer_cuda_gemv(&t.d, d_payload, t.payload.size(), d_x, NINFER_CUDA_ACT_F32, batch, batch * bk,
-                                       d_y, batch * bn, 0));
+            for (size_t w = 0; w < copies; w++) {
+                NI_OK(ninfer_cuda_gemv(&t.d, d_payloads[w], len, d_x, NINFER_CUDA_ACT_F32, batch, batch * bk, d_y,
+                                       batch * bn, 0));
             }
-            const int iters = 20;
+            const int iters = (int)std::max<size_t>(20, 2 * copies);
             CUDA_OK(cudaEventRecord(e0, 0));
             for (int it = 0; it < iters; it++) {
-                NI_OK(ninfer_cuda_gemv(&t.d, d_payload, t.payload.size(), d_x, NINFER_CUDA_ACT_F32, batch, batch * bk,
-                                       d_y, batch * bn, 0));
+                NI_OK(ninfer_cuda_gemv(&t.d, d_payloads[(size_t)it % copies], len, d_x, NINFER_CUDA_ACT_F32, batch,
+                                       batch * bk, d_y, batch * bn, 0));
             }
             CUDA_OK(cudaEventRecord(e1, 0));
             CUDA_OK(cudaEventSynchronize(e1));
             const double s = time_ms(e0, e1) * 1e-3 / iters;
-            bench.push_back(BenchRow{t.name, batch, (double)t.payload.size() / s / 1e9});
+            bench.push_back(BenchRow{t.name, batch, (double)len / s / 1e9});
         }
-        CUDA_OK(cudaFree(d_payload));
+        for (auto d : d_payloads) {
+            CUDA_OK(cudaFree(d));
+        }
     }
     CUDA_OK(cudaFree(d_x));
     CUDA_OK(cudaFree(d_y));
 
     std::printf("\n==== summary ====\n");
     std::printf("tests: %d passed, %d failed\n", g_pass, g_fail);
+    std::printf("device read bandwidth: %.1f GB/s (read-only kernel, 1 GiB, best of 3 x 10 passes)\n", read_gbs);
     std::printf("device-to-device copy: %.1f GB/s (bytes read + written, 1 GiB cudaMemcpyAsync)\n", copy_gbs);
-    std::printf("GEMV [%" PRIu64 " x %" PRIu64 "], f32 activations, GB/s of weight (payload) bytes:\n", bn, bk);
-    std::printf("  %-22s %5s %10s %8s\n", "format", "batch", "GB/s", "vs copy");
+    std::printf("GEMV [%" PRIu64 " x %" PRIu64 "], f32 activations, weights from device memory, GB/s of weight (payload) "
+                "bytes:\n",
+                bn, bk);
+    std::printf("  %-22s %5s %10s %8s %8s\n", "format", "batch", "GB/s", "vs read", "vs copy");
     for (const auto &r : bench) {
-        std::printf("  %-22s %5u %10.1f %7.1f%%\n", r.name, r.batch, r.gbs, 100.0 * r.gbs / copy_gbs);
+        std::printf("  %-22s %5u %10.1f %7.1f%% %7.1f%%\n", r.name, r.batch, r.gbs, 100.0 * r.gbs / read_gbs,
+                    100.0 * r.gbs / copy_gbs);
     }
     return g_fail == 0 ? 0 : 1;
 }
