@@ -9,8 +9,11 @@
  * reported by cudaGetLastError is NINFER_STATUS_CUDA_ERROR (the CUDA error is left for
  * cudaGetLastError/cudaPeekAtLastError to inspect). Launchers are thread-safe (no global state).
  *
- * Alignment: the payload has none (the kernels read it with byte loads); float buffers must be
- * 4-byte aligned and uint16_t buffers 2-byte aligned (NINFER_STATUS_MISALIGNED otherwise).
+ * Alignment: the payload needs none, but a 16-byte-aligned payload (cudaMalloc gives 256) takes
+ * the vectorised GEMV kernels (16-byte loads; FP8 also needs K % 16 == 0, BF16 K % 8 == 0) and
+ * any other the per-element ones, which are many times slower; activations 16-byte (f32) or
+ * 8-byte (BF16) aligned with K % 4 == 0 are read with vector loads. Float buffers must be 4-byte
+ * aligned and uint16_t buffers 2-byte aligned (NINFER_STATUS_MISALIGNED otherwise).
  *
  * Formats: Q4G64_F16S, Q5G64_F16S, Q6G64_F16S, W8G32_F16S (row-split-k128-v1), NVFP4
  * (blockscale-k16-m128x4-v1), FP8_E4M3FN_ROW_BF16S (row-scale-v1) and BF16 (contiguous-le-v1;

@@ -6,9 +6,13 @@
 // decoded with the same __host__ __device__ functions that tests/c/cuda_decode_host.cpp checks
 // against the Rust oracle for every word.
 // - dequantize: one thread per output element (grid-stride, 64-bit indices).
-// - GEMV: one warp per output row n; lane l takes k = l, l + 32, ... so 32 consecutive positions
-//   are read per step (one group of 32/64 for row-split, two NVFP4 blocks); B accumulators per
+// - GEMV, per-element (`gemv_kernel`, any payload alignment): one warp per output row n; lane l
+//   takes k = l, l + 32, ... so 32 consecutive positions are read per step; B accumulators per
 //   lane (B = batch, 1..8), a warp-shuffle reduction at the end, lane 0 writes the B outputs.
+// - GEMV, vectorised (`gemv_rowsplit_fast`, `gemv_nvfp4_fast`, `gemv_words_fast`; a 16-byte
+//   aligned payload): the same warp per row, each lane reading 16-byte pieces and summing per
+//   group / block before the scale (see the section below). On an H200, [8192, 8192] batch 1:
+//   docs/perf/2026-12-04-h200-cuda-run*.txt and the README.
 #include <cuda_runtime.h>
 
 #include "ninfer_cuda.h"
@@ -168,6 +172,361 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     }
 }
 
+
+// ---- the vectorised GEMV kernels ------------------------------------------------------------
+//
+// Used when the payload is 16-byte aligned (cudaMalloc gives 256) and the format's condition on K
+// holds (see `fast_ok`); `gemv_kernel` above stays the path for every other case and the kernels
+// below use its per-element decode for their tails. One warp per output row as there, but each
+// lane reads 16 (W8: 32) payload bytes with one or two 16-byte loads, decodes them with integer
+// operations (row-split, BF16) or the generated E2M1/E4M3FN tables staged from __constant__ into
+// shared memory (NVFP4, FP8), forms per-group / per-block sums of code x activation, and applies
+// the group / block scale once per sum. The same criterion as gemv_kernel: every product of a
+// code and an activation is the exact weight's product up to a power-of-two-free scale factor
+// applied after one rounded sum of at most 32 terms, well inside C K 2^-24 sum|w x| for C = 4.
+
+__device__ __forceinline__ uint4 ld16(const uint8_t *p) {
+    return *reinterpret_cast<const uint4 *>(p);
+}
+
+// Byte t (0..15) of a 16-byte vector (t is a compile-time constant after unrolling).
+__device__ __forceinline__ uint32_t byte_of(const uint4 &v, int t) {
+    const uint32_t w = t < 4 ? v.x : t < 8 ? v.y : t < 12 ? v.z : v.w;
+    return (w >> (8 * (t & 3))) & 0xffu;
+}
+
+// 2^23: a 23-bit unsigned integer u under its exponent bits (0x4B000000 | u) is the float 2^23 + u.
+constexpr float kMagic = 8388608.0f;
+
+__device__ __forceinline__ uint32_t word_of(const uint4 &v, int t) {
+    return t < 4 ? v.x : t < 8 ? v.y : t < 12 ? v.z : v.w;
+}
+
+__device__ __forceinline__ uint4 xor16(uint4 v, uint32_t m) {
+    return make_uint4(v.x ^ m, v.y ^ m, v.z ^ m, v.w ^ m);
+}
+
+// The float 2^23 + byte k of w (one byte permute: bytes k, 0, 0, 0x4B of {w, 0x4B000000}).
+__device__ __forceinline__ float biased_byte(uint32_t w, int k) {
+    return __uint_as_float(__byte_perm(w, 0x4b000000u, 0x7440u | (uint32_t)k));
+}
+
+// Exact binary16 -> f32 (subnormals included) by the hardware conversion.
+__device__ __forceinline__ float f16_value(uint16_t h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
+// Four activations x[i..i+4) as f32 (i a multiple of 4); `vec`: x + i is 16-byte (f32) or 8-byte
+// (BF16) aligned, so one vector load reads them.
+__device__ __forceinline__ void load_x4(const float *x, uint64_t i, bool vec, float out[4]) {
+    if (vec) {
+        const float4 v = *reinterpret_cast<const float4 *>(x + i);
+        out[0] = v.x;
+        out[1] = v.y;
+        out[2] = v.z;
+        out[3] = v.w;
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            out[j] = x[i + j];
+        }
+    }
+}
+
+__device__ __forceinline__ void load_x4(const uint16_t *x, uint64_t i, bool vec, float out[4]) {
+    if (vec) {
+        const uint2 v = *reinterpret_cast<const uint2 *>(x + i);
+        out[0] = __uint_as_float(v.x << 16);
+        out[1] = __uint_as_float(v.x & 0xffff0000u);
+        out[2] = __uint_as_float(v.y << 16);
+        out[3] = __uint_as_float(v.y & 0xffff0000u);
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            out[j] = __uint_as_float((uint32_t)x[i + j] << 16);
+        }
+    }
+}
+
+// sum_t w[t] x[i + t] for t < 16, in four chains of four.
+template <typename XT>
+__device__ __forceinline__ float dot16(const float w[16], const XT *x, uint64_t i, bool vec) {
+    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        float xv[4];
+        load_x4(x, i + 4 * q, vec, xv);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            t[j] = fmaf(w[4 * q + j], xv[j], t[j]);
+        }
+    }
+    return (t[0] + t[1]) + (t[2] + t[3]);
+}
+
+template <int B>
+__device__ __forceinline__ void warp_sum(float acc[B]) {
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            acc[b] += __shfl_xor_sync(0xffffffffu, acc[b], off);
+        }
+    }
+}
+
+// Row-split (Q4/Q5/Q6: BITS 4/5/6, G = 64; W8: BITS 8, G = 32). Lane l takes quarter j = l % 4
+// of chunks c = l / 4, l / 4 + 8, ...: for nibble formats the 16 code bytes 16j..16j+15 (positions
+// 16j + t of group 2c from the low nibbles and 64 + 16j + t of group 2c + 1 from the high ones)
+// with the matching high-plane bits (layouts.md: Q5 byte 64 + (i & 15) bit i >> 4, Q6 byte
+// 64 + (i & 31) bits 2 (i >> 5)); for W8 the 32 code bytes 32j.. (group 4c + j).
+template <int BITS, int B, typename XT>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock)
+    gemv_rowsplit_fast(Geom g, const uint8_t *__restrict__ p, const XT *__restrict__ x, float *__restrict__ y,
+                       bool vec) {
+    const uint64_t n = (uint64_t)blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
+    const uint32_t lane = threadIdx.x & 31u;
+    if (n >= g.rows) {
+        return;
+    }
+    float acc[B];
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+        acc[b] = 0.0f;
+    }
+    const uint64_t full = g.k / 128;
+    const uint8_t *row = p + n * g.row_bytes;
+    const uint8_t *sc = p + g.scale_offset + 2 * n * g.phys_groups;
+    const uint32_t j = lane & 3u;
+    for (uint64_t c = lane >> 2; c < full; c += 8) {
+        const uint8_t *ch = row + c * (16 * BITS);
+        float w0[16], w1[16];
+        uint64_t p0, p1;
+        float s0, s1;
+        if (BITS == 8) {
+            // Sign bits flipped: each byte is the offset code q + 128.
+            const uint4 a = xor16(ld16(ch + 32 * j), 0x80808080u), b = xor16(ld16(ch + 32 * j + 16), 0x80808080u);
+#pragma unroll
+            for (int t = 0; t < 16; t++) {
+                // byte_perm builds 0x4B0000uu: the float 2^23 + (q + 128); minus the bias, q exactly.
+                w0[t] = biased_byte(word_of(a, t), t & 3) - (kMagic + 128.0f);
+                w1[t] = biased_byte(word_of(b, t), t & 3) - (kMagic + 128.0f);
+            }
+            p0 = 128 * c + 32 * j;
+            p1 = p0 + 16;
+            s0 = f16_value(*reinterpret_cast<const uint16_t *>(sc + 2 * (4 * c + j)));
+            s1 = s0;
+        } else {
+            const uint4 lo = ld16(ch + 16 * j);
+            uint4 hi = make_uint4(0, 0, 0, 0);
+            uint32_t sh0 = 0, sh1 = 0;
+            if (BITS == 5) {
+                hi = ld16(ch + 64);
+                sh0 = j;
+                sh1 = 4 + j;
+            } else if (BITS == 6) {
+                hi = ld16(ch + 64 + 16 * (j & 1u));
+                sh0 = 2 * (j >> 1);
+                sh1 = 4 + 2 * (j >> 1);
+            }
+            constexpr uint32_t hmask = BITS == 6 ? 3u : 1u;
+            constexpr uint32_t half = 1u << (BITS - 1);
+            constexpr float bias = kMagic + (float)half;
+#pragma unroll
+            for (int t = 0; t < 16; t++) {
+                const uint32_t cw = word_of(lo, t) >> (8 * (t & 3));
+                uint32_t u0 = cw & 15u, u1 = (cw >> 4) & 15u;
+                if (BITS > 4) {
+                    const uint32_t hb = word_of(hi, t) >> (8 * (t & 3));
+                    u0 |= ((hb >> sh0) & hmask) << 4;
+                    u1 |= ((hb >> sh1) & hmask) << 4;
+                }
+                // The BITS-bit two's-complement word (section 5) with its sign bit flipped is the
+                // offset code q + half; under the exponent of 2^23 it is the float 2^23 + q + half,
+                // and subtracting the bias leaves q exactly.
+                w0[t] = __uint_as_float(0x4b000000u | (u0 ^ half)) - bias;
+                w1[t] = __uint_as_float(0x4b000000u | (u1 ^ half)) - bias;
+            }
+            p0 = 128 * c + 16 * j;
+            p1 = p0 + 64;
+            const uint32_t ss = *reinterpret_cast<const uint32_t *>(sc + 4 * c);  // groups 2c, 2c + 1
+            s0 = f16_value((uint16_t)(ss & 0xffffu));
+            s1 = f16_value((uint16_t)(ss >> 16));
+        }
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            const XT *xb = x + (uint64_t)b * g.k;
+            acc[b] = fmaf(s0, dot16(w0, xb, p0, vec), acc[b]);
+            acc[b] = fmaf(s1, dot16(w1, xb, p1, vec), acc[b]);
+        }
+    }
+    for (uint64_t k = 128 * full + lane; k < g.k; k += 32) {  // the last, partial chunk
+        const float w = weight_exact(g, p, n, k);
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            acc[b] = fmaf(w, load_x<XT>(x, (uint64_t)b * g.k + k), acc[b]);
+        }
+    }
+    warp_sum<B>(acc);
+    if (lane == 0) {
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            y[(uint64_t)b * g.rows + n] = acc[b];
+        }
+    }
+}
+
+// The generated tables, staged into shared memory by the block (divergent __constant__ reads
+// would serialise). Called by every thread before any returns.
+__device__ __forceinline__ void stage_tables(float *e2m1, float *e4m3, bool want_e2m1) {
+    for (uint32_t i = threadIdx.x; i < 256; i += blockDim.x) {
+        e4m3[i] = ninfer_f32_from_bits(ninfer_e4m3fn_bits(i));
+        if (want_e2m1 && i < 16) {
+            e2m1[i] = ninfer_f32_from_bits(ninfer_e2m1_bits(i));
+        }
+    }
+    __syncthreads();
+}
+
+// NVFP4: lane l takes the 16-byte pieces m = l, l + 32, ... of its row's codes: positions
+// 32m .. 32m + 31, blocks 2m (bytes 0..7) and 2m + 1 (bytes 8..15); byte t holds position 2t in
+// its low nibble and 2t + 1 in its high one. Sum per block of e2m1 x, times the block's e4m3fn
+// scale; 1/d_w after the sum (finish).
+template <int B, typename XT>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock)
+    gemv_nvfp4_fast(Geom g, const uint8_t *__restrict__ p, const XT *__restrict__ x, float *__restrict__ y,
+                    bool vec) {
+    __shared__ float e2m1[16], e4m3[256];
+    stage_tables(e2m1, e4m3, true);
+    const uint64_t n = (uint64_t)blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
+    const uint32_t lane = threadIdx.x & 31u;
+    if (n >= g.rows) {
+        return;
+    }
+    float acc[B];
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+        acc[b] = 0.0f;
+    }
+    const uint64_t pieces = g.k / 32;
+    const uint8_t *row = p + n * g.row_bytes;
+    // Scale (n, kb) sits at ninfer_nvfp4_scale_offset(n, kb) = (the part of n) + (kb / 4) 512 +
+    // kb % 4; blocks 2m and 2m + 1 are the two bytes at (m / 2) 512 + 2 (m % 2), one u16 load.
+    const uint8_t *srow = p + g.scale_offset + ninfer_nvfp4_scale_offset(n, 0, g.k_tiles);
+    for (uint64_t m = lane; m < pieces; m += 32) {
+        const uint4 v = ld16(row + 16 * m);
+        const uint32_t ss = *reinterpret_cast<const uint16_t *>(srow + (m >> 1) * 512 + 2 * (m & 1));
+        const float s0 = e4m3[ss & 0xffu];
+        const float s1 = e4m3[ss >> 8];
+        float w0[16], w1[16];
+#pragma unroll
+        for (int t = 0; t < 8; t++) {
+            const uint32_t b0 = byte_of(v, t), b1 = byte_of(v, t + 8);
+            w0[2 * t] = e2m1[b0 & 15u];
+            w0[2 * t + 1] = e2m1[b0 >> 4];
+            w1[2 * t] = e2m1[b1 & 15u];
+            w1[2 * t + 1] = e2m1[b1 >> 4];
+        }
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            const XT *xb = x + (uint64_t)b * g.k;
+            acc[b] = fmaf(s0, dot16(w0, xb, 32 * m, vec), acc[b]);
+            acc[b] = fmaf(s1, dot16(w1, xb, 32 * m + 16, vec), acc[b]);
+        }
+    }
+    for (uint64_t k = 32 * pieces + lane; k < g.k; k += 32) {
+        const float w = weight_partial<KIND_NVFP4>(g, p, n, k);
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            acc[b] = fmaf(w, load_x<XT>(x, (uint64_t)b * g.k + k), acc[b]);
+        }
+    }
+    warp_sum<B>(acc);
+    if (lane == 0) {
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            y[(uint64_t)b * g.rows + n] = finish<KIND_NVFP4>(g, p, n, acc[b]);
+        }
+    }
+}
+
+// FP8 row and BF16 (K a multiple of 16 / 8): lane l takes the 16-byte pieces m = l, l + 32, ...
+// of its row (16 E4M3FN words or 8 BF16 words); the FP8 row scale after the sum (finish).
+template <int KIND, int B, typename XT>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock)
+    gemv_words_fast(Geom g, const uint8_t *__restrict__ p, const XT *__restrict__ x, float *__restrict__ y,
+                    bool vec) {
+    __shared__ float e4m3[KIND == KIND_FP8 ? 256 : 1];
+    if (KIND == KIND_FP8) {
+        stage_tables(nullptr, e4m3, false);
+    }
+    const uint64_t n = (uint64_t)blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
+    const uint32_t lane = threadIdx.x & 31u;
+    if (n >= g.rows) {
+        return;
+    }
+    float acc[B];
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+        acc[b] = 0.0f;
+    }
+    constexpr uint64_t per = KIND == KIND_FP8 ? 16 : 8;  // positions per piece
+    const uint64_t pieces = g.k / per;
+    const uint8_t *row = p + n * g.k * (KIND == KIND_FP8 ? 1 : 2);
+    for (uint64_t m = lane; m < pieces; m += 32) {
+        const uint4 v = ld16(row + 16 * m);
+        float w[16];
+        if (KIND == KIND_FP8) {
+#pragma unroll
+            for (int t = 0; t < 16; t++) {
+                w[t] = e4m3[byte_of(v, t)];
+            }
+        } else {
+            const uint32_t u[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int t = 0; t < 4; t++) {
+                w[2 * t] = __uint_as_float(u[t] << 16);
+                w[2 * t + 1] = __uint_as_float(u[t] & 0xffff0000u);
+            }
+        }
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            const XT *xb = x + (uint64_t)b * g.k;
+            if (KIND == KIND_FP8) {
+                acc[b] += dot16(w, xb, per * m, vec);
+            } else {
+                float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+                for (int q = 0; q < 2; q++) {
+                    float xv[4];
+                    load_x4(xb, per * m + 4 * q, vec, xv);
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        t[i] = fmaf(w[4 * q + i], xv[i], t[i]);
+                    }
+                }
+                acc[b] += (t[0] + t[1]) + (t[2] + t[3]);
+            }
+        }
+    }
+    for (uint64_t k = per * pieces + lane; k < g.k; k += 32) {
+        const float w = weight_partial<KIND>(g, p, n, k);
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            acc[b] = fmaf(w, load_x<XT>(x, (uint64_t)b * g.k + k), acc[b]);
+        }
+    }
+    warp_sum<B>(acc);
+    if (lane == 0) {
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            y[(uint64_t)b * g.rows + n] = finish<KIND>(g, p, n, acc[b]);
+        }
+    }
+}
+
 template <int KIND, typename XT>
 cudaError_t launch_gemv_b(uint32_t batch, const Geom &g, const uint8_t *p, const XT *x, float *y,
                           cudaStream_t stream) {
@@ -186,18 +545,94 @@ cudaError_t launch_gemv_b(uint32_t batch, const Geom &g, const uint8_t *p, const
     return cudaGetLastError();
 }
 
+bool aligned(const void *p, size_t a) {
+    return ((uintptr_t)p % a) == 0;
+}
+
+// Which vectorised kernel applies: the payload 16-byte aligned (every row and plane offset of the
+// four layouts is then 16-byte aligned), FP8 rows of K % 16 == 0 bytes, BF16 rows of K % 8 == 0.
+bool fast_ok(const Geom &g, const uint8_t *p) {
+    if (!aligned(p, 16)) {
+        return false;
+    }
+    switch (g.kind) {
+    case KIND_FP8: return g.k % 16 == 0;
+    case KIND_BF16: return g.k % 8 == 0;
+    default: return true;
+    }
+}
+
+template <typename XT, template <int, typename> class K>
+cudaError_t launch_fast_b(uint32_t batch, const Geom &g, const uint8_t *p, const XT *x, float *y, cudaStream_t s) {
+    const dim3 block(32 * kWarpsPerBlock);
+    const dim3 grid((unsigned)((g.rows + kWarpsPerBlock - 1) / kWarpsPerBlock));
+    // Activations by vector loads where every batch row's start is aligned for them.
+    const bool vec = aligned(x, sizeof(XT) * 4) && g.k % 4 == 0;
+    switch (batch) {
+    case 1: K<1, XT>::launch(grid, block, s, g, p, x, y, vec); break;
+    case 2: K<2, XT>::launch(grid, block, s, g, p, x, y, vec); break;
+    case 3: K<3, XT>::launch(grid, block, s, g, p, x, y, vec); break;
+    case 4: K<4, XT>::launch(grid, block, s, g, p, x, y, vec); break;
+    case 5: K<5, XT>::launch(grid, block, s, g, p, x, y, vec); break;
+    case 6: K<6, XT>::launch(grid, block, s, g, p, x, y, vec); break;
+    case 7: K<7, XT>::launch(grid, block, s, g, p, x, y, vec); break;
+    default: K<8, XT>::launch(grid, block, s, g, p, x, y, vec); break;
+    }
+    return cudaGetLastError();
+}
+
+template <int BITS>
+struct RowSplitFast {
+    template <int B, typename XT>
+    struct K {
+        static void launch(dim3 grid, dim3 block, cudaStream_t s, const Geom &g, const uint8_t *p, const XT *x,
+                           float *y, bool vec) {
+            gemv_rowsplit_fast<BITS, B, XT><<<grid, block, 0, s>>>(g, p, x, y, vec);
+        }
+    };
+};
+
+template <int B, typename XT>
+struct Nvfp4Fast {
+    static void launch(dim3 grid, dim3 block, cudaStream_t s, const Geom &g, const uint8_t *p, const XT *x, float *y,
+                       bool vec) {
+        gemv_nvfp4_fast<B, XT><<<grid, block, 0, s>>>(g, p, x, y, vec);
+    }
+};
+
+template <int KIND>
+struct WordsFast {
+    template <int B, typename XT>
+    struct K {
+        static void launch(dim3 grid, dim3 block, cudaStream_t s, const Geom &g, const uint8_t *p, const XT *x,
+                           float *y, bool vec) {
+            gemv_words_fast<KIND, B, XT><<<grid, block, 0, s>>>(g, p, x, y, vec);
+        }
+    };
+};
+
 template <typename XT>
 cudaError_t launch_gemv(uint32_t batch, const Geom &g, const uint8_t *p, const XT *x, float *y, cudaStream_t s) {
+    if (fast_ok(g, p)) {
+        switch (g.kind) {
+        case KIND_ROWSPLIT:
+            switch (g.bits) {
+            case 4: return launch_fast_b<XT, RowSplitFast<4>::template K>(batch, g, p, x, y, s);
+            case 5: return launch_fast_b<XT, RowSplitFast<5>::template K>(batch, g, p, x, y, s);
+            case 6: return launch_fast_b<XT, RowSplitFast<6>::template K>(batch, g, p, x, y, s);
+            default: return launch_fast_b<XT, RowSplitFast<8>::template K>(batch, g, p, x, y, s);
+            }
+        case KIND_NVFP4: return launch_fast_b<XT, Nvfp4Fast>(batch, g, p, x, y, s);
+        case KIND_FP8: return launch_fast_b<XT, WordsFast<KIND_FP8>::template K>(batch, g, p, x, y, s);
+        default: return launch_fast_b<XT, WordsFast<KIND_BF16>::template K>(batch, g, p, x, y, s);
+        }
+    }
     switch (g.kind) {
     case KIND_ROWSPLIT: return launch_gemv_b<KIND_ROWSPLIT, XT>(batch, g, p, x, y, s);
     case KIND_NVFP4: return launch_gemv_b<KIND_NVFP4, XT>(batch, g, p, x, y, s);
     case KIND_FP8: return launch_gemv_b<KIND_FP8, XT>(batch, g, p, x, y, s);
     default: return launch_gemv_b<KIND_BF16, XT>(batch, g, p, x, y, s);
     }
-}
-
-bool aligned(const void *p, size_t a) {
-    return ((uintptr_t)p % a) == 0;
 }
 
 bool overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
