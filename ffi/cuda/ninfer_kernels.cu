@@ -277,6 +277,33 @@ __device__ __forceinline__ void warp_sum(float acc[B]) {
     }
 }
 
+// The vectorised kernels' tails: positions k0 + lane, k0 + lane + 32, ... < K of row n by the
+// per-element decode (weight_partial: for row-split the exact weight).
+template <int KIND, int B, typename XT>
+__device__ __forceinline__ void tail_accumulate(const Geom &g, const uint8_t *p, uint64_t n, uint64_t k0,
+                                                uint32_t lane, const XT *x, float acc[B]) {
+    for (uint64_t k = k0 + lane; k < g.k; k += 32) {
+        const float w = weight_partial<KIND>(g, p, n, k);
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            acc[b] = fmaf(w, load_x<XT>(x, (uint64_t)b * g.k + k), acc[b]);
+        }
+    }
+}
+
+// The warp's sum of acc, with the row-level factor (finish), written by lane 0.
+template <int KIND, int B>
+__device__ __forceinline__ void reduce_store(const Geom &g, const uint8_t *p, uint64_t n, uint32_t lane, float acc[B],
+                                             float *y) {
+    warp_sum<B>(acc);
+    if (lane == 0) {
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            y[(uint64_t)b * g.rows + n] = finish<KIND>(g, p, n, acc[b]);
+        }
+    }
+}
+
 // Row-split (Q4/Q5/Q6: BITS 4/5/6, G = 64; W8: BITS 8, G = 32). Lane l takes quarter j = l % 4
 // of chunks c = l / 4, l / 4 + 8, ...: for nibble formats the 16 code bytes 16j..16j+15 (positions
 // 16j + t of group 2c from the low nibbles and 64 + 16j + t of group 2c + 1 from the high ones)
@@ -362,20 +389,8 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
             acc[b] = fmaf(s1, dot16(w1, xb, p1, vec), acc[b]);
         }
     }
-    for (uint64_t k = 128 * full + lane; k < g.k; k += 32) {  // the last, partial chunk
-        const float w = weight_exact(g, p, n, k);
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            acc[b] = fmaf(w, load_x<XT>(x, (uint64_t)b * g.k + k), acc[b]);
-        }
-    }
-    warp_sum<B>(acc);
-    if (lane == 0) {
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            y[(uint64_t)b * g.rows + n] = acc[b];
-        }
-    }
+    tail_accumulate<KIND_ROWSPLIT, B>(g, p, n, 128 * full, lane, x, acc);  // the last, partial chunk
+    reduce_store<KIND_ROWSPLIT, B>(g, p, n, lane, acc, y);
 }
 
 // The generated tables, staged into shared memory by the block (divergent __constant__ reads
@@ -436,20 +451,8 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
             acc[b] = fmaf(s1, dot16(w1, xb, 32 * m + 16, vec), acc[b]);
         }
     }
-    for (uint64_t k = 32 * pieces + lane; k < g.k; k += 32) {
-        const float w = weight_partial<KIND_NVFP4>(g, p, n, k);
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            acc[b] = fmaf(w, load_x<XT>(x, (uint64_t)b * g.k + k), acc[b]);
-        }
-    }
-    warp_sum<B>(acc);
-    if (lane == 0) {
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            y[(uint64_t)b * g.rows + n] = finish<KIND_NVFP4>(g, p, n, acc[b]);
-        }
-    }
+    tail_accumulate<KIND_NVFP4, B>(g, p, n, 32 * pieces, lane, x, acc);
+    reduce_store<KIND_NVFP4, B>(g, p, n, lane, acc, y);
 }
 
 // FP8 row and BF16 (K a multiple of 16 / 8): lane l takes the 16-byte pieces m = l, l + 32, ...
@@ -511,20 +514,8 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
             }
         }
     }
-    for (uint64_t k = per * pieces + lane; k < g.k; k += 32) {
-        const float w = weight_partial<KIND>(g, p, n, k);
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            acc[b] = fmaf(w, load_x<XT>(x, (uint64_t)b * g.k + k), acc[b]);
-        }
-    }
-    warp_sum<B>(acc);
-    if (lane == 0) {
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            y[(uint64_t)b * g.rows + n] = finish<KIND>(g, p, n, acc[b]);
-        }
-    }
+    tail_accumulate<KIND, B>(g, p, n, per * pieces, lane, x, acc);
+    reduce_store<KIND, B>(g, p, n, lane, acc, y);
 }
 
 template <int KIND, typename XT>
