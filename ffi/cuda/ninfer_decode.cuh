@@ -189,4 +189,81 @@ NINFER_HD uint64_t ninfer_nvfp4_scale_offset(uint64_t n, uint64_t kb, uint64_t k
            (kb % 4u);
 }
 
+/* ---- the vectorised GEMV's lane decode (ninfer_kernels.cu) ------------------------------ */
+
+/* Unrolled in device code; empty for host compilers (which warn on an unknown pragma). */
+#if defined(__CUDA_ARCH__)
+#define NINFER_UNROLL _Pragma("unroll")
+#else
+#define NINFER_UNROLL
+#endif
+
+/* 2^23: a 23-bit unsigned integer u under the exponent bits of 2^23 (0x4B000000 | u) is the
+ * float 2^23 + u, exactly. */
+#define NINFER_MAGIC_F32 8388608.0f
+
+/* The float 2^23 + byte k (0..3) of w (on the GPU one byte permute: bytes k, 0, 0, 0x4B of
+ * {w, 0x4B000000}). */
+NINFER_HD float ninfer_biased_byte(uint32_t w, int k) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(__byte_perm(w, 0x4b000000u, 0x7440u | (uint32_t)k));
+#else
+    return ninfer_f32_from_bits(0x4b000000u | ((w >> (8 * k)) & 0xffu));
+#endif
+}
+
+/*
+ * row-split-k128-v1, one GPU lane's quarter j (0..3) of a chunk, as the exact codes in f32
+ * (little-endian words of the chunk bytes named):
+ * - BITS 4, 5, 6: lo = chunk bytes 16j .. 16j + 15 (low nibble: position 16j + t, group 2c of
+ *   chunk c; high nibble: position 64 + 16j + t, group 2c + 1); hi = the high-plane bytes of the
+ *   same positions (Q5: chunk bytes 64 .. 79, position i's bit at byte i & 15, bit i >> 4; Q6:
+ *   chunk bytes 64 + 16 (j & 1) .. + 15, position i's two bits at byte i & 31, bits 2 (i >> 5);
+ *   Q4: unused). w0[t] = code of position 16j + t, w1[t] = code of 64 + 16j + t.
+ * - BITS 8: lo = chunk bytes 32j .. 32j + 15, hi = 32j + 16 .. 32j + 31; w0[t] = position
+ *   32j + t, w1[t] = 32j + 16 + t (both group 4c + j).
+ * The b-bit two's-complement word (section 5) with its sign bit flipped is the offset code
+ * q + 2^(b-1); under the exponent of 2^23 it is the float 2^23 + q + 2^(b-1), and subtracting
+ * 2^23 + 2^(b-1) leaves q exactly (no I2F conversion). tests/c/cuda_decode_host.cpp checks this
+ * against ninfer_rs_word / ninfer_rs_code for every quarter of random and extreme chunks.
+ */
+template <int BITS>
+NINFER_HD void ninfer_rs_quarter_codes(const uint32_t lo[4], const uint32_t hi[4], uint32_t j, float w0[16],
+                                       float w1[16]) {
+    if (BITS == 8) {
+        NINFER_UNROLL
+        for (int t = 0; t < 16; t++) {
+            /* Sign bits flipped: each byte is the offset code q + 128. */
+            w0[t] = ninfer_biased_byte(lo[t >> 2] ^ 0x80808080u, t & 3) - (NINFER_MAGIC_F32 + 128.0f);
+            w1[t] = ninfer_biased_byte(hi[t >> 2] ^ 0x80808080u, t & 3) - (NINFER_MAGIC_F32 + 128.0f);
+        }
+    } else {
+        /* High-plane bit positions: Q5 bit j / 4 + j, Q6 bits 2 (j / 2) / 4 + 2 (j / 2). */
+        const uint32_t sh0 = BITS == 5 ? j : 2 * (j >> 1);
+        const uint32_t sh1 = 4 + sh0;
+        const uint32_t hmask = BITS == 6 ? 3u : 1u;
+        const uint32_t half = 1u << (BITS - 1);
+        const float bias = NINFER_MAGIC_F32 + (float)half;
+        NINFER_UNROLL
+        for (int t = 0; t < 16; t++) {
+            const uint32_t cw = lo[t >> 2] >> (8 * (t & 3));
+            uint32_t u0 = cw & 15u, u1 = (cw >> 4) & 15u;
+            if (BITS > 4) {
+                const uint32_t hb = hi[t >> 2] >> (8 * (t & 3));
+                u0 |= ((hb >> sh0) & hmask) << 4;
+                u1 |= ((hb >> sh1) & hmask) << 4;
+            }
+            w0[t] = ninfer_f32_from_bits(0x4b000000u | (u0 ^ half)) - bias;
+            w1[t] = ninfer_f32_from_bits(0x4b000000u | (u1 ^ half)) - bias;
+        }
+    }
+}
+
+/* blockscale-k16-m128x4-v1: the offset of the scales of blocks 2m and 2m + 1 (two adjacent
+ * bytes) from the scale of block 0 of the same row: ninfer_nvfp4_scale_offset(n, 2m, k_tiles) =
+ * ninfer_nvfp4_scale_offset(n, 0, k_tiles) + this, and the next byte is block 2m + 1. */
+NINFER_HD uint64_t ninfer_nvfp4_pair_offset(uint64_t m) {
+    return (m >> 1) * 512u + 2u * (m & 1u);
+}
+
 #endif /* NINFER_DECODE_CUH */

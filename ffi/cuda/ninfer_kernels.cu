@@ -195,22 +195,6 @@ __device__ __forceinline__ uint32_t byte_of(const uint4 &v, int t) {
     return (w >> (8 * (t & 3))) & 0xffu;
 }
 
-// 2^23: a 23-bit unsigned integer u under its exponent bits (0x4B000000 | u) is the float 2^23 + u.
-constexpr float kMagic = 8388608.0f;
-
-__device__ __forceinline__ uint32_t word_of(const uint4 &v, int t) {
-    return t < 4 ? v.x : t < 8 ? v.y : t < 12 ? v.z : v.w;
-}
-
-__device__ __forceinline__ uint4 xor16(uint4 v, uint32_t m) {
-    return make_uint4(v.x ^ m, v.y ^ m, v.z ^ m, v.w ^ m);
-}
-
-// The float 2^23 + byte k of w (one byte permute: bytes k, 0, 0, 0x4B of {w, 0x4B000000}).
-__device__ __forceinline__ float biased_byte(uint32_t w, int k) {
-    return __uint_as_float(__byte_perm(w, 0x4b000000u, 0x7440u | (uint32_t)k));
-}
-
 // Exact binary16 -> f32 (subnormals included) by the hardware conversion.
 __device__ __forceinline__ float f16_value(uint16_t h) {
     float f;
@@ -333,49 +317,23 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
         uint64_t p0, p1;
         float s0, s1;
         if (BITS == 8) {
-            // Sign bits flipped: each byte is the offset code q + 128.
-            const uint4 a = xor16(ld16(ch + 32 * j), 0x80808080u), b = xor16(ld16(ch + 32 * j + 16), 0x80808080u);
-#pragma unroll
-            for (int t = 0; t < 16; t++) {
-                // byte_perm builds 0x4B0000uu: the float 2^23 + (q + 128); minus the bias, q exactly.
-                w0[t] = biased_byte(word_of(a, t), t & 3) - (kMagic + 128.0f);
-                w1[t] = biased_byte(word_of(b, t), t & 3) - (kMagic + 128.0f);
-            }
+            const uint4 a = ld16(ch + 32 * j), b = ld16(ch + 32 * j + 16);
+            const uint32_t lo[4] = {a.x, a.y, a.z, a.w}, hi[4] = {b.x, b.y, b.z, b.w};
+            ninfer_rs_quarter_codes<BITS>(lo, hi, j, w0, w1);
             p0 = 128 * c + 32 * j;
             p1 = p0 + 16;
             s0 = f16_value(*reinterpret_cast<const uint16_t *>(sc + 2 * (4 * c + j)));
             s1 = s0;
         } else {
-            const uint4 lo = ld16(ch + 16 * j);
-            uint4 hi = make_uint4(0, 0, 0, 0);
-            uint32_t sh0 = 0, sh1 = 0;
+            const uint4 a = ld16(ch + 16 * j);
+            uint4 b = make_uint4(0, 0, 0, 0);
             if (BITS == 5) {
-                hi = ld16(ch + 64);
-                sh0 = j;
-                sh1 = 4 + j;
+                b = ld16(ch + 64);
             } else if (BITS == 6) {
-                hi = ld16(ch + 64 + 16 * (j & 1u));
-                sh0 = 2 * (j >> 1);
-                sh1 = 4 + 2 * (j >> 1);
+                b = ld16(ch + 64 + 16 * (j & 1u));
             }
-            constexpr uint32_t hmask = BITS == 6 ? 3u : 1u;
-            constexpr uint32_t half = 1u << (BITS - 1);
-            constexpr float bias = kMagic + (float)half;
-#pragma unroll
-            for (int t = 0; t < 16; t++) {
-                const uint32_t cw = word_of(lo, t) >> (8 * (t & 3));
-                uint32_t u0 = cw & 15u, u1 = (cw >> 4) & 15u;
-                if (BITS > 4) {
-                    const uint32_t hb = word_of(hi, t) >> (8 * (t & 3));
-                    u0 |= ((hb >> sh0) & hmask) << 4;
-                    u1 |= ((hb >> sh1) & hmask) << 4;
-                }
-                // The BITS-bit two's-complement word (section 5) with its sign bit flipped is the
-                // offset code q + half; under the exponent of 2^23 it is the float 2^23 + q + half,
-                // and subtracting the bias leaves q exactly.
-                w0[t] = __uint_as_float(0x4b000000u | (u0 ^ half)) - bias;
-                w1[t] = __uint_as_float(0x4b000000u | (u1 ^ half)) - bias;
-            }
+            const uint32_t lo[4] = {a.x, a.y, a.z, a.w}, hi[4] = {b.x, b.y, b.z, b.w};
+            ninfer_rs_quarter_codes<BITS>(lo, hi, j, w0, w1);
             p0 = 128 * c + 16 * j;
             p1 = p0 + 64;
             const uint32_t ss = *reinterpret_cast<const uint32_t *>(sc + 4 * c);  // groups 2c, 2c + 1
@@ -427,12 +385,11 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     }
     const uint64_t pieces = g.k / 32;
     const uint8_t *row = p + n * g.row_bytes;
-    // Scale (n, kb) sits at ninfer_nvfp4_scale_offset(n, kb) = (the part of n) + (kb / 4) 512 +
-    // kb % 4; blocks 2m and 2m + 1 are the two bytes at (m / 2) 512 + 2 (m % 2), one u16 load.
+    // Blocks 2m and 2m + 1 of the row: two adjacent scale bytes, one u16 load.
     const uint8_t *srow = p + g.scale_offset + ninfer_nvfp4_scale_offset(n, 0, g.k_tiles);
     for (uint64_t m = lane; m < pieces; m += 32) {
         const uint4 v = ld16(row + 16 * m);
-        const uint32_t ss = *reinterpret_cast<const uint16_t *>(srow + (m >> 1) * 512 + 2 * (m & 1));
+        const uint32_t ss = *reinterpret_cast<const uint16_t *>(srow + ninfer_nvfp4_pair_offset(m));
         const float s0 = e4m3[ss & 0xffu];
         const float s1 = e4m3[ss >> 8];
         float w0[16], w1[16];

@@ -9,7 +9,10 @@
 // - every FP8 code times every BF16 scale word;
 // - every NVFP4 code times every scale times sample divisors;
 // - the layout accessors against payloads packed by the library (row-split words, NVFP4
-//   nibbles and the scale swizzle).
+//   nibbles and the scale swizzle);
+// - the vectorised GEMV's lane decode (ninfer_rs_quarter_codes: every quarter of random, all-zero
+//   and all-one chunks of every width) against the per-element accessors, and its NVFP4 scale
+//   pair offset (ninfer_nvfp4_pair_offset) against the swizzle.
 //
 // Word expansions and layout accessors are compared bit for bit. Arithmetic results
 // (reconstructions) are compared bit for bit too, except that a NaN matches any NaN: results are
@@ -21,6 +24,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 static long g_fail = 0;
@@ -166,6 +170,48 @@ int main() {
                             (uint32_t)ninfer_nvfp4_scale_index(n, kb, d.k_tiles));
                 expect_bits("nvfp4_scale", (uint32_t)(n << 16 | kb), payload[d.planes[1].offset + off],
                             scales[n * 17 + kb]);
+            }
+            const uint64_t base = ninfer_nvfp4_scale_offset(n, 0, d.k_tiles);
+            for (uint64_t m = 0; 2 * m + 1 < d.physical_groups; m++) {
+                const uint64_t pair = base + ninfer_nvfp4_pair_offset(m);
+                expect_bits("nvfp4_pair", (uint32_t)(n << 16 | m), (uint32_t)pair,
+                            (uint32_t)ninfer_nvfp4_scale_offset(n, 2 * m, d.k_tiles));
+                expect_bits("nvfp4_pair", (uint32_t)(n << 16 | m), (uint32_t)(pair + 1),
+                            (uint32_t)ninfer_nvfp4_scale_offset(n, 2 * m + 1, d.k_tiles));
+            }
+        }
+    }
+    // The vectorised GEMV's lane decode: quarter j of a chunk, loaded as the kernel loads it
+    // (little-endian words), against ninfer_rs_word / ninfer_rs_code position by position.
+    for (uint32_t b : widths) {
+        std::vector<uint8_t> chunk(ninfer_rs_chunk_bytes(b));
+        for (int rep = 0; rep < 2002; rep++) {
+            for (auto &c : chunk) {
+                c = rep == 0 ? 0x00 : rep == 1 ? 0xff : (uint8_t)rnd();
+            }
+            for (uint32_t j = 0; j < 4; j++) {
+                uint32_t lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
+                const uint32_t lo_at = b == 8 ? 32 * j : 16 * j;
+                std::memcpy(lo, chunk.data() + lo_at, 16);
+                if (b != 4) {
+                    const uint32_t hi_at = b == 8 ? 32 * j + 16 : b == 5 ? 64 : 64 + 16 * (j & 1);
+                    std::memcpy(hi, chunk.data() + hi_at, 16);
+                }
+                float w0[16], w1[16];
+                switch (b) {
+                case 4: ninfer_rs_quarter_codes<4>(lo, hi, j, w0, w1); break;
+                case 5: ninfer_rs_quarter_codes<5>(lo, hi, j, w0, w1); break;
+                case 6: ninfer_rs_quarter_codes<6>(lo, hi, j, w0, w1); break;
+                default: ninfer_rs_quarter_codes<8>(lo, hi, j, w0, w1); break;
+                }
+                for (uint32_t t = 0; t < 16; t++) {
+                    const uint32_t pos0 = b == 8 ? 32 * j + t : 16 * j + t;
+                    const uint32_t pos1 = b == 8 ? 32 * j + 16 + t : 64 + 16 * j + t;
+                    const float q0 = (float)ninfer_rs_code(ninfer_rs_word(chunk.data(), b, pos0), b);
+                    const float q1 = (float)ninfer_rs_code(ninfer_rs_word(chunk.data(), b, pos1), b);
+                    expect_bits("rs_quarter", b << 16 | pos0, ninfer_f32_to_bits(w0[t]), ninfer_f32_to_bits(q0));
+                    expect_bits("rs_quarter", b << 16 | pos1, ninfer_f32_to_bits(w1[t]), ninfer_f32_to_bits(q1));
+                }
             }
         }
     }
