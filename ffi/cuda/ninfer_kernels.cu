@@ -137,6 +137,45 @@ __device__ __forceinline__ float finish(const Geom &g, const uint8_t *p, uint64_
 
 constexpr int kWarpsPerBlock = 4;
 
+template <int B>
+__device__ __forceinline__ void warp_sum(float acc[B]) {
+#pragma unroll
+    for (int b = 0; b < B; b++) {
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            acc[b] += __shfl_xor_sync(0xffffffffu, acc[b], off);
+        }
+    }
+}
+
+// Positions k0 + lane, k0 + lane + 32, ... < K of row n by the per-element decode
+// (weight_partial: for row-split the exact weight) into acc: the whole row of gemv_kernel, the
+// tails of the vectorised kernels.
+template <int KIND, int B, typename XT>
+__device__ __forceinline__ void accumulate_elements(const Geom &g, const uint8_t *p, uint64_t n, uint64_t k0,
+                                                uint32_t lane, const XT *x, float acc[B]) {
+    for (uint64_t k = k0 + lane; k < g.k; k += 32) {
+        const float w = weight_partial<KIND>(g, p, n, k);
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            acc[b] = fmaf(w, load_x<XT>(x, (uint64_t)b * g.k + k), acc[b]);
+        }
+    }
+}
+
+// The warp's sum of acc, with the row-level factor (finish), written by lane 0.
+template <int KIND, int B>
+__device__ __forceinline__ void reduce_store(const Geom &g, const uint8_t *p, uint64_t n, uint32_t lane, float acc[B],
+                                             float *y) {
+    warp_sum<B>(acc);
+    if (lane == 0) {
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            y[(uint64_t)b * g.rows + n] = finish<KIND>(g, p, n, acc[b]);
+        }
+    }
+}
+
 template <int KIND, int B, typename XT>
 __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     gemv_kernel(Geom g, const uint8_t *__restrict__ p, const XT *__restrict__ x, float *__restrict__ y) {
@@ -145,31 +184,9 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     if (n >= g.rows) {
         return;  // whole warps exit together: n is uniform within a warp
     }
-    float acc[B];
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-        acc[b] = 0.0f;
-    }
-    for (uint64_t k = lane; k < g.k; k += 32) {
-        const float w = weight_partial<KIND>(g, p, n, k);
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            acc[b] = fmaf(w, load_x<XT>(x, (uint64_t)b * g.k + k), acc[b]);
-        }
-    }
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) {
-            acc[b] += __shfl_xor_sync(0xffffffffu, acc[b], off);
-        }
-    }
-    if (lane == 0) {
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            y[(uint64_t)b * g.rows + n] = finish<KIND>(g, p, n, acc[b]);
-        }
-    }
+    float acc[B] = {};
+    accumulate_elements<KIND, B>(g, p, n, 0, lane, x, acc);
+    reduce_store<KIND, B>(g, p, n, lane, acc, y);
 }
 
 
@@ -234,12 +251,12 @@ __device__ __forceinline__ void load_x4(const uint16_t *x, uint64_t i, bool vec,
     }
 }
 
-// sum_t w[t] x[i + t] for t < 16, in four chains of four.
-template <typename XT>
-__device__ __forceinline__ float dot16(const float w[16], const XT *x, uint64_t i, bool vec) {
+// sum_t w[t] x[i + t] for t < N (a multiple of 4), in four chains.
+template <int N, typename XT>
+__device__ __forceinline__ float dot(const float w[N], const XT *x, uint64_t i, bool vec) {
     float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-    for (int q = 0; q < 4; q++) {
+    for (int q = 0; q < N / 4; q++) {
         float xv[4];
         load_x4(x, i + 4 * q, vec, xv);
 #pragma unroll
@@ -248,44 +265,6 @@ __device__ __forceinline__ float dot16(const float w[16], const XT *x, uint64_t 
         }
     }
     return (t[0] + t[1]) + (t[2] + t[3]);
-}
-
-template <int B>
-__device__ __forceinline__ void warp_sum(float acc[B]) {
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) {
-            acc[b] += __shfl_xor_sync(0xffffffffu, acc[b], off);
-        }
-    }
-}
-
-// The vectorised kernels' tails: positions k0 + lane, k0 + lane + 32, ... < K of row n by the
-// per-element decode (weight_partial: for row-split the exact weight).
-template <int KIND, int B, typename XT>
-__device__ __forceinline__ void tail_accumulate(const Geom &g, const uint8_t *p, uint64_t n, uint64_t k0,
-                                                uint32_t lane, const XT *x, float acc[B]) {
-    for (uint64_t k = k0 + lane; k < g.k; k += 32) {
-        const float w = weight_partial<KIND>(g, p, n, k);
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            acc[b] = fmaf(w, load_x<XT>(x, (uint64_t)b * g.k + k), acc[b]);
-        }
-    }
-}
-
-// The warp's sum of acc, with the row-level factor (finish), written by lane 0.
-template <int KIND, int B>
-__device__ __forceinline__ void reduce_store(const Geom &g, const uint8_t *p, uint64_t n, uint32_t lane, float acc[B],
-                                             float *y) {
-    warp_sum<B>(acc);
-    if (lane == 0) {
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            y[(uint64_t)b * g.rows + n] = finish<KIND>(g, p, n, acc[b]);
-        }
-    }
 }
 
 // Row-split (Q4/Q5/Q6: BITS 4/5/6, G = 64; W8: BITS 8, G = 32). Lane l takes quarter j = l % 4
@@ -302,11 +281,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     if (n >= g.rows) {
         return;
     }
-    float acc[B];
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-        acc[b] = 0.0f;
-    }
+    float acc[B] = {};
     const uint64_t full = g.k / 128;
     const uint8_t *row = p + n * g.row_bytes;
     const uint8_t *sc = p + g.scale_offset + 2 * n * g.phys_groups;
@@ -343,11 +318,11 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
 #pragma unroll
         for (int b = 0; b < B; b++) {
             const XT *xb = x + (uint64_t)b * g.k;
-            acc[b] = fmaf(s0, dot16(w0, xb, p0, vec), acc[b]);
-            acc[b] = fmaf(s1, dot16(w1, xb, p1, vec), acc[b]);
+            acc[b] = fmaf(s0, dot<16>(w0, xb, p0, vec), acc[b]);
+            acc[b] = fmaf(s1, dot<16>(w1, xb, p1, vec), acc[b]);
         }
     }
-    tail_accumulate<KIND_ROWSPLIT, B>(g, p, n, 128 * full, lane, x, acc);  // the last, partial chunk
+    accumulate_elements<KIND_ROWSPLIT, B>(g, p, n, 128 * full, lane, x, acc);  // the last, partial chunk
     reduce_store<KIND_ROWSPLIT, B>(g, p, n, lane, acc, y);
 }
 
@@ -378,11 +353,7 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     if (n >= g.rows) {
         return;
     }
-    float acc[B];
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-        acc[b] = 0.0f;
-    }
+    float acc[B] = {};
     const uint64_t pieces = g.k / 32;
     const uint8_t *row = p + n * g.row_bytes;
     // Blocks 2m and 2m + 1 of the row: two adjacent scale bytes, one u16 load.
@@ -404,11 +375,11 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
 #pragma unroll
         for (int b = 0; b < B; b++) {
             const XT *xb = x + (uint64_t)b * g.k;
-            acc[b] = fmaf(s0, dot16(w0, xb, 32 * m, vec), acc[b]);
-            acc[b] = fmaf(s1, dot16(w1, xb, 32 * m + 16, vec), acc[b]);
+            acc[b] = fmaf(s0, dot<16>(w0, xb, 32 * m, vec), acc[b]);
+            acc[b] = fmaf(s1, dot<16>(w1, xb, 32 * m + 16, vec), acc[b]);
         }
     }
-    tail_accumulate<KIND_NVFP4, B>(g, p, n, 32 * pieces, lane, x, acc);
+    accumulate_elements<KIND_NVFP4, B>(g, p, n, 32 * pieces, lane, x, acc);
     reduce_store<KIND_NVFP4, B>(g, p, n, lane, acc, y);
 }
 
@@ -427,12 +398,8 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
     if (n >= g.rows) {
         return;
     }
-    float acc[B];
-#pragma unroll
-    for (int b = 0; b < B; b++) {
-        acc[b] = 0.0f;
-    }
-    constexpr uint64_t per = KIND == KIND_FP8 ? 16 : 8;  // positions per piece
+    float acc[B] = {};
+    constexpr int per = KIND == KIND_FP8 ? 16 : 8;  // positions per piece
     const uint64_t pieces = g.k / per;
     const uint8_t *row = p + n * g.k * (KIND == KIND_FP8 ? 1 : 2);
     for (uint64_t m = lane; m < pieces; m += 32) {
@@ -454,24 +421,10 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
 #pragma unroll
         for (int b = 0; b < B; b++) {
             const XT *xb = x + (uint64_t)b * g.k;
-            if (KIND == KIND_FP8) {
-                acc[b] += dot16(w, xb, per * m, vec);
-            } else {
-                float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-                for (int q = 0; q < 2; q++) {
-                    float xv[4];
-                    load_x4(xb, per * m + 4 * q, vec, xv);
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        t[i] = fmaf(w[4 * q + i], xv[i], t[i]);
-                    }
-                }
-                acc[b] += (t[0] + t[1]) + (t[2] + t[3]);
-            }
+            acc[b] += dot<per>(w, xb, per * m, vec);
         }
     }
-    tail_accumulate<KIND, B>(g, p, n, per * pieces, lane, x, acc);
+    accumulate_elements<KIND, B>(g, p, n, per * pieces, lane, x, acc);
     reduce_store<KIND, B>(g, p, n, lane, acc, y);
 }
 
