@@ -10,7 +10,8 @@
 #     copy bandwidth (read + write bytes/s), both measured in the same run.
 # nvcc: $NVCC, else nvcc on PATH or in /usr/local/cuda, else the CUDA 13 pip wheel (installed if
 # missing). The Rust library: $NINFER_FFI_LIB if set (a libninfer_ffi.a built elsewhere, for a GPU
-# machine without cargo), else `cargo build --release -p ninfer-ffi`. Exit status: 0 all passed, 1 a test failed, 2 no GPU, 3 a CUDA/setup error.
+# machine without cargo), else `cargo build --release -p ninfer-ffi`. Exit status: 0 all passed,
+# 1 a test failed, 2 no GPU, 3 a CUDA/setup error.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
