@@ -73,7 +73,9 @@
 //! 23.23 -> 25.78 and 45.49 -> 50.36, Q5 18.77 -> 18.97 and 35.40 -> 37.12, Q6 16.49 ->
 //! 17.06 and 32.09 -> 32.90, W8 12.40 -> 12.77 and 23.85 -> 24.95; four streams everywhere
 //! cost 4-9% in L2 (256x8192, one thread: Q4 28.73 -> 27.46, Q6 24.62 -> 22.89, W8 24.55 ->
-//! 22.23). Each chunk's
+//! 22.23). On AMD cores the AVX2 kernel takes one stream whatever the block ([`amd_cores`]):
+//! on the AVX2-only AMD EPYC (Zen 3) of sessions 14-16 two and four streams were slower than
+//! one, from memory by a fifth (two threads, Q4 44.1 -> 54.8 G weights/s, session 16). Each chunk's
 //! bytes are software-prefetched one row ahead in its stream: measured 12 -> 15 GB/s from memory
 //! on one thread against a fixed 4 KiB distance (two rows ahead: no better). Every line of the
 //! chunk's span is prefetched (`prefetch::span`; one prefetch per chunk missed every other line
@@ -121,10 +123,66 @@ fn ld16(b: &[u8]) -> core::arch::x86_64::__m128i {
 /// The row's group scales as exact binary32 into `out` (`gp` values).
 #[inline(always)]
 pub(crate) fn row_scales(scales: &[u8], row: usize, gp: usize, out: &mut [f32]) {
-    let s = scale_row(scales, row, gp);
-    for (o, b) in out.iter_mut().zip(s.chunks_exact(2)) {
-        *o = f16_to_f32_branchless(u16::from_le_bytes([b[0], b[1]]));
+    widen_scales(scale_row(scales, row, gp), false, out);
+}
+
+/// binary16 scale bytes `s` (little-endian words) as exact binary32 into `out`, each value
+/// once or (`twice`) in two consecutive entries, as many as `out` holds. With F16C (detected
+/// per call; the result is cached by `std`) eight words at a time by `vcvtph2ps`
+/// ([`widen_scales_f16c`]), else word by word ([`f16_to_f32_branchless`]): the same values
+/// (both exact; a NaN stays a NaN). Called once per weight row, so the detection and the call
+/// cost nothing next to the row; the conversion itself did: with the word loop, 13% of the
+/// time of the AVX2 `I8` Q4 kernel in L3 (session 16, AMD EPYC, `perf` samples).
+#[inline(always)]
+fn widen_scales(s: &[u8], twice: bool, out: &mut [f32]) {
+    if std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: F16C was detected just above; AVX with it (every CPU with F16C has AVX, and
+        // the callers run under the `V3` or `V4` token, which proves it).
+        unsafe { widen_scales_f16c(s, twice, out) }
+    } else {
+        widen_scales_words(s, twice, out)
     }
+}
+
+/// [`widen_scales`] word by word.
+#[inline(always)]
+fn widen_scales_words(s: &[u8], twice: bool, out: &mut [f32]) {
+    let per = if twice { 2 } else { 1 };
+    for (o, b) in out.chunks_exact_mut(per).zip(s.chunks_exact(2)) {
+        o.fill(f16_to_f32_branchless(u16::from_le_bytes([b[0], b[1]])));
+    }
+}
+
+/// [`widen_scales`] with F16C: eight words per `vcvtph2ps`, duplicated in place by two unpacks
+/// and two 128-bit permutes (`twice`); the tail word by word.
+///
+/// # Safety
+/// The CPU must have AVX and F16C.
+#[target_feature(enable = "avx,f16c")]
+unsafe fn widen_scales_f16c(s: &[u8], twice: bool, out: &mut [f32]) {
+    use core::arch::x86_64::{
+        __m128i, _mm256_cvtph_ps, _mm256_permute2f128_ps, _mm256_unpackhi_ps, _mm256_unpacklo_ps,
+    };
+    let per = if twice { 2 } else { 1 };
+    let n = (s.len() / 2).min(out.len() / per);
+    let full = n / 8;
+    for i in 0..full {
+        let w: &[u8; 16] = s[16 * i..16 * i + 16].try_into().unwrap_or(&[0; 16]);
+        let v = _mm256_cvtph_ps(pulp::cast::<[u8; 16], __m128i>(*w));
+        if twice {
+            let (lo, hi) = (_mm256_unpacklo_ps(v, v), _mm256_unpackhi_ps(v, v));
+            let o: [__m256; 2] = [
+                _mm256_permute2f128_ps::<0x20>(lo, hi),
+                _mm256_permute2f128_ps::<0x31>(lo, hi),
+            ];
+            let o: [f32; 16] = pulp::cast(o);
+            out[16 * i..16 * i + 16].copy_from_slice(&o);
+        } else {
+            let o: [f32; 8] = pulp::cast(v);
+            out[8 * i..8 * i + 8].copy_from_slice(&o);
+        }
+    }
+    widen_scales_words(&s[16 * full..], twice, &mut out[8 * per * full..]);
 }
 
 /// The binary16 scale bytes of `row` (`gp` groups), with a software prefetch of the next row's,
@@ -368,6 +426,40 @@ fn rows_v3_by<const VNNI: bool, const R: usize>(s: pulp::x86::V3, job: I8Job<'_,
     }
 }
 
+/// The weight streams of the AVX2 kernel for `job` (one batch row; more batch rows take one
+/// row at a time whatever this says): one on AMD cores ([`amd_cores`]), else [`V3_STREAMS`], or
+/// [`V3_STREAMS_FAR`] where the thread's rows stream from beyond the L2 cache ([`far`]).
+fn v3_streams(job: &I8Job<'_, '_, '_>) -> usize {
+    if amd_cores() {
+        1
+    } else if far(job) {
+        V3_STREAMS_FAR
+    } else {
+        V3_STREAMS
+    }
+}
+
+/// Whether the CPU's vendor string (CPUID leaf 0) is AMD's or Hygon's (whose cores are AMD's
+/// Zen), read once. On the AVX2-only AMD EPYC (Zen 3) of sessions 14-16 one weight stream beat
+/// two and four, from memory by more than a fifth: session 16, 8192x8192, `report --isa V3
+/// --threads 1,2`, medians of 3 alternations, one / two threads, G weights/s, two or four
+/// streams -> one: Q4 23.45 / 44.07 -> 27.73 / 54.84, Q5 18.83 / 34.00 -> 20.46 / 40.33, Q6
+/// 18.46 / 31.11 -> 20.36 / 38.49, W8 15.26 / 27.33 -> 16.59 / 31.01; cache-resident
+/// (1024x8192, one thread, `scratch` timing) Q4 25.5 -> 28.6. The Xeons of sessions 7-10,
+/// where the streams were measured faster (see the module docs), are Intel's; no AVX2-only
+/// Intel core has been measured.
+fn amd_cores() -> bool {
+    static AMD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AMD.get_or_init(|| {
+        let v = core::arch::x86_64::__cpuid(0);
+        let mut id = [0u8; 12];
+        for (o, w) in id.chunks_exact_mut(4).zip([v.ebx, v.edx, v.ecx]) {
+            o.copy_from_slice(&w.to_le_bytes());
+        }
+        &id == b"AuthenticAMD" || &id == b"HygonGenuine"
+    })
+}
+
 /// Whether the thread's rows of `job` stream from beyond the L2 cache ([`FAR_BYTES`]).
 fn far(job: &I8Job<'_, '_, '_>) -> bool {
     match job.w {
@@ -418,18 +510,7 @@ fn halves_sum(s: pulp::x86::V3, a: __m256i, b: __m256i) -> __m256i {
 /// which every row writes to the same length).
 #[inline(always)]
 fn block_scales(g: Grouped, scales: &[u8], row: usize, gp: usize, out: &mut [f32]) {
-    let s = scale_row(scales, row, gp);
-    if g.group_size() == 64 {
-        for (o, b) in out.chunks_exact_mut(2).zip(s.chunks_exact(2)) {
-            let v = f16_to_f32_branchless(u16::from_le_bytes([b[0], b[1]]));
-            o[0] = v;
-            o[1] = v;
-        }
-    } else {
-        for (o, b) in out.iter_mut().zip(s.chunks_exact(2)) {
-            *o = f16_to_f32_branchless(u16::from_le_bytes([b[0], b[1]]));
-        }
-    }
+    widen_scales(scale_row(scales, row, gp), g.group_size() == 64, out);
 }
 
 /// One scheme `G` ([`grouped`]), batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
@@ -906,7 +987,8 @@ fn block_v4<const VNNI: bool, const G: u8, const NB: usize, const R: usize>(
 }
 
 /// Chooses the AVX2 row loop for the CPU and the row block ([`rows_v3_vnni`] or
-/// [`rows_v3_streams`], two or four streams) inside the `V3` token's `target_feature` context.
+/// [`rows_v3_streams`], one, two or four streams: [`v3_streams`]) inside the `V3` token's
+/// `target_feature` context.
 pub(crate) struct FastV3<'a, 'b, 'c>(pub(crate) pulp::x86::V3, pub(crate) I8Job<'a, 'b, 'c>);
 
 impl pulp::WithSimd for FastV3<'_, '_, '_> {
@@ -915,23 +997,23 @@ impl pulp::WithSimd for FastV3<'_, '_, '_> {
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
         let (s, job) = (self.0, self.1);
-        let far = far(&job);
+        let streams = v3_streams(&job);
         if std::arch::is_x86_feature_detected!("avxvnni") {
             // SAFETY: AVX-VNNI was detected just above; the token proves the V3 features.
             unsafe {
-                if far {
-                    rows_v3_vnni::<V3_STREAMS_FAR>(s, job)
-                } else {
-                    rows_v3_vnni::<V3_STREAMS>(s, job)
+                match streams {
+                    1 => rows_v3_vnni::<1>(s, job),
+                    V3_STREAMS_FAR => rows_v3_vnni::<V3_STREAMS_FAR>(s, job),
+                    _ => rows_v3_vnni::<V3_STREAMS>(s, job),
                 }
             }
         } else {
             // SAFETY: the token proves the V3 features.
             unsafe {
-                if far {
-                    rows_v3_streams::<V3_STREAMS_FAR>(s, job)
-                } else {
-                    rows_v3_streams::<V3_STREAMS>(s, job)
+                match streams {
+                    1 => rows_v3_streams::<1>(s, job),
+                    V3_STREAMS_FAR => rows_v3_streams::<V3_STREAMS_FAR>(s, job),
+                    _ => rows_v3_streams::<V3_STREAMS>(s, job),
                 }
             }
         }
@@ -947,5 +1029,38 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
         rows_v4(self.0, self.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{widen_scales_f16c, widen_scales_words};
+
+    /// The F16C scale widening equals the word-by-word one for every binary16 word (a NaN for
+    /// a NaN: `vcvtph2ps` quiets a signalling one), once and twice per word, at lengths that
+    /// leave every tail of a group of eight.
+    #[test]
+    fn f16c_scale_widening_equals_the_word_loop_for_every_word() {
+        if !std::arch::is_x86_feature_detected!("f16c") {
+            println!("SKIPPED: F16C scale widening: this CPU has no F16C");
+            return;
+        }
+        let words: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
+        for twice in [false, true] {
+            let per = if twice { 2 } else { 1 };
+            for len in [65_536, 65_535, 65_529, 9, 8, 7, 1, 0] {
+                let s = &words[2 * (65_536 - len)..];
+                let (mut got, mut want) = (vec![-1f32; per * len + 3], vec![-1f32; per * len + 3]);
+                // SAFETY: F16C was detected above; every CPU with F16C has AVX.
+                unsafe { widen_scales_f16c(s, twice, &mut got[..per * len]) };
+                widen_scales_words(s, twice, &mut want[..per * len]);
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                        "twice {twice}, len {len}, entry {i}: {g:e} against {w:e}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -530,13 +530,19 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             });
             same(&got, &want, &format!("V3 I8 (block-total order) {ctx}"));
             meets(desc, p, &x, nb, &got, &want, true, &format!("V3 I8 {ctx}"));
-            // `FastV3` takes the AVX-VNNI form where the CPU has it, and four weight streams
-            // for large row blocks (never at these shapes): every form and stream count by name.
+            // `FastV3` takes the AVX-VNNI form where the CPU has it, one weight stream on AMD
+            // cores and four for large row blocks elsewhere (never at these shapes): every form
+            // and stream count by name.
             // SAFETY: the token proves the V3 features.
             let plain = outputs(n, nb, |ys| unsafe {
                 i8x86::rows_v3_streams::<{ i8x86::V3_STREAMS }>(s, i8_job(w, &act, nb, ys))
             });
             same(&plain, &want, &format!("V3 I8 maddubs form {ctx}"));
+            // SAFETY: the token proves the V3 features.
+            let one = outputs(n, nb, |ys| unsafe {
+                i8x86::rows_v3_streams::<1>(s, i8_job(w, &act, nb, ys))
+            });
+            same(&one, &want, &format!("V3 I8 maddubs form, one stream {ctx}"));
             // SAFETY: the token proves the V3 features.
             let far = outputs(n, nb, |ys| unsafe {
                 i8x86::rows_v3_streams::<{ i8x86::V3_STREAMS_FAR }>(s, i8_job(w, &act, nb, ys))
@@ -548,6 +554,11 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
                     i8x86::rows_v3_vnni::<{ i8x86::V3_STREAMS }>(s, i8_job(w, &act, nb, ys))
                 });
                 same(&vnni, &want, &format!("V3 AVX-VNNI I8 {ctx}"));
+                // SAFETY: as above.
+                let vnni = outputs(n, nb, |ys| unsafe {
+                    i8x86::rows_v3_vnni::<1>(s, i8_job(w, &act, nb, ys))
+                });
+                same(&vnni, &want, &format!("V3 AVX-VNNI I8, one stream {ctx}"));
                 // SAFETY: as above.
                 let vnni = outputs(n, nb, |ys| unsafe {
                     i8x86::rows_v3_vnni::<{ i8x86::V3_STREAMS_FAR }>(s, i8_job(w, &act, nb, ys))
