@@ -445,7 +445,8 @@ fn v3_streams(job: &I8Job<'_, '_, '_>) -> usize {
 /// --threads 1,2`, medians of 3 alternations, one / two threads, G weights/s, two or four
 /// streams -> one: Q4 23.45 / 44.07 -> 27.73 / 54.84, Q5 18.83 / 34.00 -> 20.46 / 40.33, Q6
 /// 18.46 / 31.11 -> 20.36 / 38.49, W8 15.26 / 27.33 -> 16.59 / 31.01; cache-resident
-/// (1024x8192, one thread, `scratch` timing) Q4 25.5 -> 28.6. The Xeons of sessions 7-10,
+/// (1024x8192, one thread, best of 2 s of calls by a timing program not kept) Q4 25.5 -> 28.6.
+/// The Xeons of sessions 7-10,
 /// where the streams were measured faster (see the module docs), are Intel's; no AVX2-only
 /// Intel core has been measured.
 fn amd_cores() -> bool {
