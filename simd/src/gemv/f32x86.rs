@@ -90,7 +90,7 @@ use core::arch::x86_64::{__m256, __m256i, __m512, __m512i};
 use ninfer_core::registry::Grouped;
 use pulp::Simd;
 
-use super::i8x86::{decode_v3, decode_v4, grouped, offset, row_scales};
+use super::i8x86::{decode_v3, decode_v4, grouped, offset, row_scales, row_scales_times};
 use super::{store_rows, stream_rows};
 use crate::weights::{Weights, CHUNK};
 use crate::MAX_BATCH;
@@ -894,11 +894,7 @@ fn pass_v3_split<const KIND: u8, const NB: usize>(
     let (codes, scales, rcb, gp) = grouped_parts(w);
     let live = |b: usize| NB <= 2 || b < nb;
     let sc = &mut sc[..gp];
-    row_scales(scales, row, gp, sc);
-    let e = top_unit(g);
-    for v in sc.iter_mut() {
-        *v *= e;
-    }
+    row_scales_times(scales, row, gp, top_unit(g), sc);
     let cb = 16 * g.bits() as usize;
     let mut y = [[avx._mm256_setzero_ps(); 2]; NB];
     for c in 0..chunks {
