@@ -465,7 +465,7 @@ fn v3_streams(job: &I8Job<'_, '_, '_>) -> usize {
 /// The Xeons of sessions 7-10,
 /// where the streams were measured faster (see the module docs), are Intel's; no AVX2-only
 /// Intel core has been measured.
-fn amd_cores() -> bool {
+pub(crate) fn amd_cores() -> bool {
     static AMD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AMD.get_or_init(|| {
         let v = core::arch::x86_64::__cpuid(0);

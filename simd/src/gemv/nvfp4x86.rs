@@ -27,8 +27,9 @@
 //! decode).
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
 //! streams are software-prefetched ([`PF`]; the scales per kernel, both lines of a chunk,
-//! [`PF_S_I8`]; the AVX2 `I8` kernel also fetches the next 128-row band's scale plane a share
-//! per row, [`band_share`]).
+//! [`PF_S_I8`], except in the AVX2 GEMV kernels on AMD cores, [`scale_prefetch_v3`]; the AVX2
+//! `I8` kernel also fetches the next 128-row band's scale plane a share per row,
+//! [`band_share`]).
 //!
 //! **`I8` profile.** One `pshufb` with a 16-entry table maps each nibble to `u = 2 e2m1 + 12`
 //! (an integer in `[0, 24]`), so `maddubs(u, xq)` does not saturate (`2 * 24 * 127 < 2^15`),
@@ -133,6 +134,7 @@ use pulp::Simd;
 use super::f32x86::{top_bytes_v3, F32Job};
 use super::fp8x86::e4m3fn_lanes_v3;
 use super::i8::{tree8, I8Job, QuantAct};
+use super::i8x86::amd_cores;
 use super::{store_rows, stream_rows};
 use crate::prefetch;
 use crate::weights::{Post, Weights, CHUNK};
@@ -160,6 +162,18 @@ const PF_S_I8: usize = 8192;
 const PF_S_F32: usize = 32768;
 /// See [`PF_S_I8`].
 const PF_S_DEQ: usize = 4096;
+
+/// Whether the AVX2 GEMV kernels prefetch each chunk's scale lines ([`ahead_scales`]): not on
+/// AMD cores ([`amd_cores`]), where the code prefetch ([`ahead_codes`]) and, in `I8`, the band
+/// share ([`band_share`]) are kept and the per-chunk scale prefetch cost more than it saved. On
+/// the AVX2-only AMD EPYC (Zen 3) of session 17, 8192x8192 from memory, `report --isa V3`, G
+/// weights/s, medians of 7 (one thread) and 9 (two threads) alternations: `I8` 23.09 -> 25.41
+/// / 45.28 -> 48.00; `F32` (5 and 9 alternations) 12.18 -> 12.80 / 24.04 -> 25.96; in L3
+/// (1024x8192, one thread, best of 2 s of calls) without any prefetch `I8` 22.9 -> 27.7.
+/// Session 11's host (see [`PF_S_I8`]) gained from the scale lines; it was an Intel Xeon.
+fn scale_prefetch_v3() -> bool {
+    !amd_cores()
+}
 
 /// `2^-24`: the factor on the scales of the AVX2 `F32` kernel, whose codes are converted from
 /// the top byte of a 32-bit lane ([`top_bytes_v3`]).
@@ -612,11 +626,15 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
         }};
     }
     // The software prefetches of chunk `c` of row `r`.
+    let spf = scale_prefetch_v3();
     let pf = |c: usize, r: usize| {
         if c.is_multiple_of(8) {
             prefetch::line(bp[r].wrapping_add(8 * c));
         }
-        ahead::<PF_S_I8>(rc[r], sr[r], c);
+        ahead_codes(rc[r], c);
+        if spf {
+            ahead_scales::<PF_S_I8>(sr[r], c);
+        }
     };
     // The whole chunks first, in a loop with no partial-chunk path: `chunk_of`'s copy into
     // `pad` is a `memcpy` call, and around it the compiler kept vector registers on the stack
@@ -857,11 +875,15 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
     ];
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
+    let spf = scale_prefetch_v3();
     for row in r0..r1 {
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
-            ahead::<PF_S_F32>(rc, sr, c);
+            ahead_codes(rc, c);
+            if spf {
+                ahead_scales::<PF_S_F32>(sr, c);
+            }
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
             let sv = if F16C {
                 scales_f16c(s, sbytes)
