@@ -60,7 +60,12 @@
 //! [`split_weights_v4`]), then a second FMA with `x`. The sum order is no longer the generic
 //! kernel's: the kernel meets the `F32` criterion and equals a scalar model of its order bit for
 //! bit (`gemv/x86_tests.rs`). And the code bytes of every row-split kind are software-prefetched
-//! one row ahead in their stream, as the `I8` kernels do. Xeon (Emerald Rapids, KVM), G
+//! one row ahead in their stream, as the `I8` kernels do (kept on the AMD EPYC, Zen 3, of
+//! session 17, where dropping the NVFP4 kernels' scale prefetch paid: without it, 8192x8192
+//! from memory, medians of 5 alternations, one / two threads, G weights/s, Q4 16.54 / 32.42 ->
+//! 14.79 / 29.43, Q5 13.86 / 26.36 -> 12.21 / 23.15, Q6 12.83 / 24.02 -> 10.89 / 19.93; one
+//! prefetch per distinct line instead of `prefetch::span`'s last-byte one: Q4 16.22 / 31.98,
+//! Q5 13.22 / 25.99, Q6 12.40 / 24.69, no gain). Xeon (Emerald Rapids, KVM), G
 //! weights/s, medians of 3 alternations: 4096x4096 cache-resident one thread Q4 9.39 -> 10.53, Q5
 //! 8.08 -> 9.16, Q6 8.63 -> 9.17; 8192x8192 from memory, one thread (shuffle, then prefetch) Q4
 //! 8.18 -> 8.74 -> 9.69, Q6 6.50 -> 6.53 -> 8.89, W8 (prefetch) 8.74 -> 9.83; two threads Q4 16.3
