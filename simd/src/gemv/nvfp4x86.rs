@@ -518,8 +518,10 @@ const TOTALS_HI: [i8; 16] = {
 /// 17 (1024x8192 in L3, one thread, best of 2 s of calls: a wrong-result build with the bytes
 /// loaded but not converted ran 30.8 G weights/s against 25.5). Tried there and dropped: the
 /// binary16 words built on the integer side by two BMI2 `pdep` (mask `0xbf80` per lane) and
-/// moved over by two `vmovq` (21.9), and each chunk's scales converted one chunk ahead in the
-/// loop (23.8).
+/// moved over by two `vmovq` (21.9), the bytes loaded a second time straight into a vector
+/// register (`vmovd`, `vpinsrd`) beside the scalar NaN test (21-22), each chunk's scales
+/// converted one chunk ahead in the loop (23.8), and the integer route ([`scales_v3`]) in place
+/// of F16C (20.1).
 #[inline(always)]
 fn scales_totals<const F16C: bool>(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
     let v = u64::from_le_bytes(b);
