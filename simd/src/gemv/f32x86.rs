@@ -7,7 +7,7 @@
 //!   `s * q` is the weight, section 6.2). Exceptions, each summing in its own staged order (see
 //!   below): the AVX-512 Q4/Q5 table kernels ([`Q4_TABLE`], [`Q5_TABLE`]) and Q6/W8 shift
 //!   kernels ([`Q6_SHIFT`], [`W8_SHIFT`]), and on AVX2 the
-//!   Q4/Q5/Q6 kernels ([`SPLIT_V3`]), which take field `j` of every 32-bit lane of the code
+//!   Q4/Q5/Q6/W8 kernels ([`SPLIT_V3`]), which take field `j` of every 32-bit lane of the code
 //!   bytes instead of widening 8 bytes at a time (with one left and one arithmetic right shift:
 //!   AMD, Q4 one thread, cache-resident, 14.8 -> 17.0 G weights/s; Q5/Q6 unchanged, measured;
 //!   since session 6 by a byte shuffle under a float exponent, in session 8 with the offset
@@ -46,7 +46,8 @@
 //! four *adjacent* rows per pass (fine at K = 8192, half the bandwidth at K = 2048, where the
 //! rows are 4 KiB apart).
 //!
-//! AVX2 row-split `F32` (Q4/Q5/Q6) sums per group ([`pass_v3_split`], session 9): each signed
+//! AVX2 row-split `F32` (Q4/Q5/Q6; W8 since session 17) sums per group ([`pass_v3_split`],
+//! session 9): each signed
 //! code is moved by a byte shuffle (or a mask) to the top byte of a 32-bit lane and converted,
 //! giving `q 2^(32 - b)` exactly ([`decode_top_v3`], [`top_floats`]); the group's sums of those
 //! times `x` take one FMA per 8 weights, and one FMA per group applies `s 2^-(32 - b)`. That is
@@ -85,17 +86,22 @@
 //! turns it into a shift, on ports 0/1 with the conversions and FMAs; hiding the control from it
 //! measured slower, Q4 14.3 -> 14.0).
 //!
-//! On AVX2 (16 vector registers) two streams for W8 and FP32, four for BF16, one for the
-//! row-split Q4/Q5/Q6 kernels (one thread, 8192x8192 from memory, G weights/s, one stream ->
-//! two: W8 8.1 -> 9.4, BF16 5.5 -> 6.0, FP32 4.1 -> 5.2; Q4 12.4 -> 11.9, slower; BF16 two ->
-//! four, two alternations: 5.7/5.1 -> 7.6/7.2; W8 and FP32 two -> four: slower).
+//! On AVX2 (16 vector registers) two streams for FP32, four for BF16, one for the row-split
+//! kernels (one thread, 8192x8192 from memory, G weights/s, one stream -> two: W8 8.1 -> 9.4,
+//! BF16 5.5 -> 6.0, FP32 4.1 -> 5.2; Q4 12.4 -> 11.9, slower; BF16 two -> four, two
+//! alternations: 5.7/5.1 -> 7.6/7.2; W8 and FP32 two -> four: slower). W8 took two streams of
+//! the widening kernel ([`pass_v3`]: per 8 weights a widening, a conversion, a multiplication by
+//! the scale and an FMA) until session 17 moved it to the per-group sums of [`pass_v3_split`]
+//! (a shuffle, a conversion and an FMA; one FMA per group of 32 for the scale): AMD EPYC (Zen
+//! 3), `report --isa V3`, medians of 5 alternations, G weights/s, 8192x8192 from memory one /
+//! two threads 9.42 / 18.59 -> 12.57 / 24.21, 1024x8192 in L3 one thread 9.80 -> 14.19.
 
 use core::arch::x86_64::{__m256, __m256i, __m512, __m512i};
 
 use ninfer_core::registry::Grouped;
 use pulp::Simd;
 
-use super::i8x86::{decode_v3, decode_v4, grouped, offset, row_scales, row_scales_times};
+use super::i8x86::{decode_v4, grouped, offset, row_scales, row_scales_times};
 use super::{store_rows, stream_rows};
 use crate::weights::{Weights, CHUNK};
 use crate::MAX_BATCH;
@@ -437,7 +443,7 @@ const Q5_CODES: [f32; 32] = [
     0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0,
 ];
 
-/// The staged order of the AVX2 row-split kernels (Q4/Q5/Q6, 8 lanes): vector `j` (0..16), lane
+/// The staged order of the AVX2 row-split kernels (Q4/Q5/Q6/W8, 8 lanes): vector `j` (0..16), lane
 /// `l` holds position `32 (j / 4) + 4 l + j % 4`, field `j % 4` of the 32-bit lane `l` of the
 /// chunk's 32-position block `j / 4` (see [`pass_v3_split`]).
 pub(crate) const SPLIT_V3: u8 = 2;
@@ -493,8 +499,8 @@ const STREAMS: usize = 4;
 
 /// AVX2 row loop: one 32-position block (four 8-lane vectors) at a time, so the pre-weights
 /// stay in registers; the accumulator order equals the generic kernel's (for BF16: on weights
-/// and activations permuted into [`BF16_V3`]), except Q4/Q5/Q6, which sum per group in the
-/// staged order [`SPLIT_V3`] ([`pass_v3_split`]; both tested in `gemv/x86_tests.rs`).
+/// and activations permuted into [`BF16_V3`]), except the row-split kinds, which sum per group
+/// in the staged order [`SPLIT_V3`] ([`pass_v3_split`]; both tested in `gemv/x86_tests.rs`).
 #[inline(always)]
 pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     by_kind_and_batch!(job.w, job.nb, rows_v3_impl(s, job))
@@ -513,12 +519,11 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         r1,
         ys,
     } = job;
-    let gp = grouped_parts(&w).3;
-    // Per weight stream a row's group scales.
-    let mut sc = vec![0f32; 8 * gp];
-    // The row-split Q4/Q5/Q6 kernels read the activations in their staged order.
+    // A row's group scales (row-split kinds).
+    let mut sc = vec![0f32; grouped_parts(&w).3];
+    // The row-split kernels read the activations in their staged order.
     let xp: Vec<f32>;
-    let xs = if KIND < 3 {
+    let xs = if KIND < BF16 {
         xp = table_order(SPLIT_V3, xs);
         &xp[..]
     } else if KIND == BF16 {
@@ -528,19 +533,19 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         xs
     };
     let mut row = r0;
-    // Streams: four for BF16, two for W8/FP32, none for the row-split decode (measured, see
-    // the module docs).
+    // Streams: four for BF16, two for FP32, none for the row-split decode (measured, see the
+    // module docs).
     if NB == 1 && KIND == BF16 {
-        row = streams_v3::<KIND, 4>(s, &w, xs, (r0, r1), ys, &mut sc);
-    } else if NB == 1 && KIND >= 3 {
-        row = streams_v3::<KIND, 2>(s, &w, xs, (r0, r1), ys, &mut sc);
+        row = streams_v3::<KIND, 4>(s, &w, xs, (r0, r1), ys);
+    } else if NB == 1 && KIND == FP32 {
+        row = streams_v3::<KIND, 2>(s, &w, xs, (r0, r1), ys);
     }
     let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
-        let y = if KIND < 3 {
+        let y = if KIND < BF16 {
             [pass_v3_split::<KIND, NB>(s, &w, xs, nb, row, &mut sc)]
         } else {
-            pass_v3::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc)
+            pass_v3::<KIND, NB, 1>(s, &w, xs, nb, [row])
         };
         store_rows(ys, r0, [row], &y, live);
         row += 1;
@@ -556,19 +561,19 @@ fn streams_v3<const KIND: u8, const R: usize>(
     xs: &[f32],
     (r0, r1): (usize, usize),
     ys: &mut [&mut [f32]],
-    sc: &mut [f32],
 ) -> usize {
     let q = (r1 - r0) / R;
     for i in 0..q {
         let rows = stream_rows::<R>(r0, q, i);
-        let y = pass_v3::<KIND, 1, R>(s, w, xs, 1, rows, sc);
+        let y = pass_v3::<KIND, 1, R>(s, w, xs, 1, rows);
         store_rows(ys, r0, rows, &y, 1);
     }
     r0 + R * q
 }
 
-/// The rows `rows` (one per weight stream) against batch rows `min(nb, NB)`: `out[r][b]`.
-/// Per row, the generic kernel's operations in its order.
+/// The BF16/FP32 rows `rows` (one per weight stream) against batch rows `min(nb, NB)`:
+/// `out[r][b]`. Per row, the generic kernel's operations in its order (BF16: on the staged
+/// order [`BF16_V3`]). The row-split kinds take [`pass_v3_split`].
 #[inline(always)]
 fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
     s: pulp::x86::V3,
@@ -576,63 +581,33 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
     xs: &[f32],
     nb: usize,
     rows: [usize; R],
-    sc: &mut [f32],
 ) -> [[f32; NB]; R] {
     let (avx, avx2, fma) = (s.avx, s.avx2, s.fma);
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let k = w.k();
-    let (codes, scales, rcb, gp) = grouped_parts(w);
     let words = words_of(w);
     let live = |b: usize| NB <= 2 || b < nb;
     let mut buf = [0f32; CHUNK];
-    let zi = avx._mm256_setzero_si256();
-    if KIND < BF16 {
-        for (r, &row) in rows.iter().enumerate() {
-            row_scales(scales, row, gp, &mut sc[r * gp..(r + 1) * gp]);
-        }
-    }
     let mut acc = [[[avx._mm256_setzero_ps(); 4]; NB]; R];
     for c in 0..chunks {
         let xc = chunk_acts::<NB>(xs, kc, c, nb);
         for (r, &row) in rows.iter().enumerate() {
             let full = CHUNK * (c + 1) <= k;
-            let direct = KIND >= BF16 && full;
-            let q: [__m256i; 4] = if KIND < BF16 {
-                // W8: the register decode in position order, the signed codes themselves.
-                let g = grouped(KIND);
-                let cb = 16 * g.bits() as usize;
-                let at = row * rcb + c * cb;
-                // One row ahead in its stream, as the I8 kernels do.
-                crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
-                decode_v3(s, g, &codes[at..at + cb])
-            } else {
-                if !direct {
-                    w.pre_chunk(row, c, &mut buf);
-                    if KIND == BF16 {
-                        // The activations are in the staged order: the partial chunk too.
-                        let nat = buf;
-                        for (j, o) in buf.chunks_exact_mut(8).enumerate() {
-                            for (l, v) in o.iter_mut().enumerate() {
-                                *v = nat[table_position(BF16_V3, j, l)];
-                            }
+            if !full {
+                w.pre_chunk(row, c, &mut buf);
+                if KIND == BF16 {
+                    // The activations are in the staged order: the partial chunk too.
+                    let nat = buf;
+                    for (j, o) in buf.chunks_exact_mut(8).enumerate() {
+                        for (l, v) in o.iter_mut().enumerate() {
+                            *v = nat[table_position(BF16_V3, j, l)];
                         }
                     }
                 }
-                [zi; 4]
-            };
+            }
             for blk in 0..4 {
-                let wv: [__m256; 4] = if KIND < BF16 {
-                    let gs = grouped(KIND).group_size();
-                    let sg = avx._mm256_set1_ps(sc[r * gp + c * (CHUNK / gs) + 32 * blk / gs]);
-                    let qb: [u64; 4] = pulp::cast(q[blk]);
-                    let mut wv = [avx._mm256_setzero_ps(); 4];
-                    for (j, o) in wv.iter_mut().enumerate() {
-                        let qi = avx2._mm256_cvtepi8_epi32(pulp::cast([qb[j], 0u64]));
-                        *o = avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(qi), sg);
-                    }
-                    wv
-                } else if KIND == BF16 && direct {
+                let wv: [__m256; 4] = if KIND == BF16 && full {
                     // Staged order `BF16_V3`: the even positions of 16 words, then the odd ones.
                     let p = 2 * (row * k + CHUNK * c + 32 * blk);
                     // One pass (the stream's next row) ahead.
@@ -646,7 +621,7 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
                         wv[2 * h + 1] = pulp::cast(avx2._mm256_and_si256(v, hi));
                     }
                     wv
-                } else if KIND == FP32 && direct {
+                } else if KIND == FP32 && full {
                     let p = 4 * (row * k + CHUNK * c + 32 * blk);
                     let rb = &words[p..p + 128];
                     let v: &[u8; 128] = rb.try_into().unwrap_or(&[0; 128]);
@@ -757,8 +732,9 @@ pub(crate) fn top_unit(g: Grouped) -> f32 {
     f32::from_bits((127 - (32 - g.bits())) << 23)
 }
 
-/// AVX2 decode of a Q4/Q5/Q6 chunk into four 32-byte blocks in [`decode_v3`]'s position order,
-/// each byte the signed code `q = u' - o` in its top `b` bits (`q 2^(8 - b)` as an i8).
+/// AVX2 decode of a Q4/Q5/Q6/W8 chunk into four 32-byte blocks in the position order of
+/// [`super::i8x86::decode_v3`], each byte the signed code `q = u' - o` in its top `b` bits
+/// (`q 2^(8 - b)` as an i8; W8: the code bytes themselves).
 #[inline(always)]
 fn decode_top_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i; 4] {
     let (avx, avx2) = (s.avx, s.avx2);
@@ -796,6 +772,8 @@ fn decode_top_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i; 4] {
             ];
             core::array::from_fn(|i| avx2._mm256_or_si256(nib[i], avx2._mm256_and_si256(hb[i], m80)))
         }
+        // W8: the code bytes are the signed codes, in position order.
+        Grouped::W8 => [v0, v1, ld(&chunk[64..]), ld(&chunk[96..])],
         _ => {
             // Q6: block b = run p, bits 2p, 2p + 1 of the high plane (q's top two) to bits 6, 7.
             let m = avx._mm256_set1_epi8(0x3c);
@@ -860,23 +838,23 @@ pub(crate) const SPLIT_CHAINS: usize = 2;
 // [`pass_v3_split`] keeps its chains and accumulators in pairs and adds the two at the end.
 const _: () = assert!(SPLIT_CHAINS == 2);
 
-/// One row of an AVX2 Q4/Q5/Q6 `F32` pass against batch rows `min(nb, NB)` (exactly `NB` when
-/// `NB <= 2`).
+/// One row of an AVX2 row-split (Q4/Q5/Q6/W8) `F32` pass against batch rows `min(nb, NB)`
+/// (exactly `NB` when `NB <= 2`).
 ///
 /// The codes are summed per group and the group scale applied once (the `F32` criterion allows
-/// this order; section 2): per group `G` (64 positions, blocks `2h` and `2h + 1` of the chunk)
-/// and lane `l`, `C = SPLIT_CHAINS` chains `A_c = sum d_p x_p` over the staged order
-/// [`SPLIT_V3`] (vector `j` of a block feeds chain `j % C`; its first vector by a product, the
-/// others by FMAs), where `d_p = q_p 2^(32 - b)` is the signed code converted from the top of a
-/// 32-bit lane ([`top_floats`], exact); then one FMA per chain `Y_c = A_c s' + Y_c` with
-/// `s' = s 2^-(32 - b)` (exact: a power of two times a binary16 value, at least 2^-52). The row's
-/// result is pulp's reduction of `Y_0 + Y_1`. Every product `d_p x_p` is the exact
-/// `q_p x_p` times a power of two, so the rounding is that of a sum of `q x` per group: within
-/// the criterion (at most one rounded product and K + 1 rounded additions per term; tested in
-/// `gemv/x86_tests.rs`, which also checks this order bit for bit against a scalar model). The
-/// sums run `2^(32 - b)` above `q x`: they overflow to infinity only where `|q x|` sums pass
-/// `2^(96 + b)` (activations beyond about `2^(93 + b)`; the generic kernel's products overflow
-/// where `|q s x| > 2^128`).
+/// this order; section 2): per group `G` (Q4/Q5/Q6: 64 positions, blocks `2h` and `2h + 1` of the
+/// chunk; W8: 32 positions, block `h`) and lane `l`, `C = SPLIT_CHAINS` chains
+/// `A_c = sum d_p x_p` over the staged order [`SPLIT_V3`] (vector `j` of a block feeds chain
+/// `j % C`; its first vector by a product, the others by FMAs), where `d_p = q_p 2^(32 - b)` is
+/// the signed code converted from the top of a 32-bit lane ([`top_floats`], exact); then one
+/// FMA per chain `Y_c = A_c s' + Y_c` with `s' = s 2^-(32 - b)` (exact: a power of two times a
+/// binary16 value, at least 2^-52). The row's result is pulp's reduction of `Y_0 + Y_1`. Every
+/// product `d_p x_p` is the exact `q_p x_p` times a power of two, so the rounding is that of a
+/// sum of `q x` per group: within the criterion (at most one rounded product and K + 1 rounded
+/// additions per term; tested in `gemv/x86_tests.rs`, which also checks this order bit for bit
+/// against a scalar model). The sums run `2^(32 - b)` above `q x`: they overflow to infinity only
+/// where `|q x|` sums pass `2^(96 + b)` (with the largest code, `|q| = 2^(b - 1)`, activations
+/// beyond about `2^97`; the generic kernel's products overflow where `|q s x| > 2^128`).
 ///
 /// Per 8 weights a shuffle (or a mask), a conversion and an FMA, against the shuffle, OR and two
 /// FMAs of the FMA-made weights before it (session 9; Xeon, 256x8192 cache-resident one thread,
@@ -901,6 +879,9 @@ fn pass_v3_split<const KIND: u8, const NB: usize>(
     let sc = &mut sc[..gp];
     row_scales_times(scales, row, gp, top_unit(g), sc);
     let cb = 16 * g.bits() as usize;
+    // Groups per chunk and 32-position blocks per group: 2 and 2 (Q4/Q5/Q6), 4 and 1 (W8).
+    let gpc = CHUNK / g.group_size();
+    let bpg = 4 / gpc;
     let mut y = [[avx._mm256_setzero_ps(); 2]; NB];
     for c in 0..chunks {
         let xc = chunk_acts::<NB>(xs, kc, c, nb);
@@ -908,11 +889,11 @@ fn pass_v3_split<const KIND: u8, const NB: usize>(
         // One row ahead, as the I8 kernels do.
         crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
         let q = decode_top_v3(s, g, &codes[at..at + cb]);
-        for h in 0..2 {
-            let sg = avx._mm256_set1_ps(sc[2 * c + h]);
+        for h in 0..gpc {
+            let sg = avx._mm256_set1_ps(sc[gpc * c + h]);
             let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
-            for bi in 0..2 {
-                let blk = 2 * h + bi;
+            for bi in 0..bpg {
+                let blk = bpg * h + bi;
                 let d = top_floats(s, q[blk]);
                 for (b, a) in acc.iter_mut().enumerate() {
                     if !live(b) {

@@ -2,7 +2,7 @@
 //! [`super::i8x86`]) are bit-identical to the generic kernels for every batch size 1..=8; the
 //! AVX-512 Q4/Q5 `F32` table kernels (and Q6/W8 in that order) and the AVX2 BF16 kernel, which sum
 //! in their own orders, are bit-identical to the generic kernel run on its decoded weights and
-//! activations permuted into that order; the AVX2 Q4/Q5/Q6 `F32` kernels, which sum per group,
+//! activations permuted into that order; the AVX2 row-split `F32` kernels, which sum per group,
 //! are bit-identical to a plain scalar model of that order (`v3_split_order`); each of these meets
 //! the criterion.
 //!
@@ -403,9 +403,9 @@ fn fp8_f16c_route_stays_bit_identical_at_extreme_activations() {
     }
 }
 
-/// The AVX2 Q4/Q5/Q6 `F32` kernel's order (`f32x86::pass_v3_split`), written plainly from the
-/// generic decoder (`Weights::int_chunk`, `Weights::sub_scales`): per group (64 positions,
-/// blocks `2h` and `2h + 1` of a chunk) and lane `l`, `C` chains of `d x` with
+/// The AVX2 row-split `F32` kernel's order (`f32x86::pass_v3_split`), written plainly from the
+/// generic decoder (`Weights::int_chunk`, `Weights::sub_scales`): per group (Q4/Q5/Q6: 64
+/// positions, blocks `2h` and `2h + 1` of a chunk; W8: 32, block `h`) and lane `l`, `C` chains of `d x` with
 /// `d = q 2^(32 - b)` over the staged order `f32x86::SPLIT_V3` (vector `j` of a block feeds
 /// chain `j % C`, the first term of each chain a product, the rest FMAs), each chain then folded
 /// into its accumulator by one FMA with `s 2^-(32 - b)`; the output is pulp's reduction of the
@@ -425,12 +425,15 @@ fn v3_split_order(s: pulp::x86::V3, w: Weights<'_>, xs: &[f32], nb: usize, ys: &
             for c in 0..chunks {
                 w.int_chunk(row, c, &mut q);
                 let sub = w.sub_scales(row, c);
-                for h in 0..2 {
+                // Groups per chunk and 32-position blocks per group.
+                let gpc = 128 / g.group_size();
+                let bpg = 4 / gpc;
+                for h in 0..gpc {
                     let mut a = [[0f32; 8]; 2];
-                    for bi in 0..2 {
+                    for bi in 0..bpg {
                         for j in 0..4 {
                             for (l, lane) in (0..8).map(|l| (l, j % ch)) {
-                                let p = 32 * (2 * h + bi) + 4 * l + j;
+                                let p = 32 * (bpg * h + bi) + 4 * l + j;
                                 let d = f32::from(q[p]) / unit;
                                 let x = xs[b * kc + 128 * c + p];
                                 a[lane][l] = if bi == 0 && j < ch {
@@ -443,7 +446,7 @@ fn v3_split_order(s: pulp::x86::V3, w: Weights<'_>, xs: &[f32], nb: usize, ys: &
                     }
                     for (yc, ac) in acc.iter_mut().zip(&a).take(ch) {
                         for (yl, al) in yc.iter_mut().zip(ac) {
-                            *yl = al.mul_add(sub[4 * h] * unit, *yl);
+                            *yl = al.mul_add(sub[8 / gpc * h] * unit, *yl);
                         }
                     }
                 }
@@ -500,12 +503,8 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         let got = outputs(n, nb, |ys| {
             Simd::vectorize(s, f32x86::FastV3(s, fast(f32_op(w, &xs, nb, ys))))
         });
-        let split = matches!(
-            desc.format(),
-            Format::Q4G64F16S | Format::Q5G64F16S | Format::Q6G64F16S
-        );
-        if split {
-            // The AVX2 Q4/Q5/Q6 kernels sum per group (`f32x86::pass_v3_split`): that order
+        if grouped {
+            // The AVX2 row-split kernels sum per group (`f32x86::pass_v3_split`): that order
             // written plainly.
             let want = outputs(n, nb, |ys| v3_split_order(s, w, &xs, nb, ys));
             same(&got, &want, &format!("V3 F32 (per-group order) {ctx}"));
