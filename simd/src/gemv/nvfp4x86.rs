@@ -247,11 +247,15 @@ fn chunk_scales(sr: &[u8], c: usize) -> [u8; 8] {
 }
 
 /// Software prefetch of the code bytes [`PF`] ahead (rows are contiguous, so this runs into
-/// the next rows) and of the scales ([`ahead_scales`]).
+/// the next rows) and, where `scales`, of the scales ([`ahead_scales`]; not for the later rows
+/// of an AVX-512 quad pass, which share the first row's lines, nor in the AVX2 GEMV kernels on
+/// AMD cores, [`scale_prefetch_v3`]).
 #[inline(always)]
-fn ahead<const D: usize>(rc: &[u8], sr: &[u8], c: usize) {
+fn ahead<const D: usize>(rc: &[u8], sr: &[u8], c: usize, scales: bool) {
     ahead_codes(rc, c);
-    ahead_scales::<D>(sr, c);
+    if scales {
+        ahead_scales::<D>(sr, c);
+    }
 }
 
 /// Software prefetch of the code bytes [`PF`] ahead of chunk `c`.
@@ -640,10 +644,7 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
         if c.is_multiple_of(8) {
             prefetch::line(bp[r].wrapping_add(8 * c));
         }
-        ahead_codes(rc[r], c);
-        if spf {
-            ahead_scales::<PF_S_I8>(sr[r], c);
-        }
+        ahead::<PF_S_I8>(rc[r], sr[r], c, spf);
     };
     // The whole chunks first, in a loop with no partial-chunk path: `chunk_of`'s copy into
     // `pad` is a `memcpy` call, and around it the compiler kept vector registers on the stack
@@ -782,10 +783,7 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
             *o = v[r & 1];
         }
         for r in 0..R {
-            ahead_codes(rc[r], c);
-            if !QUAD || r == 0 {
-                ahead_scales::<PF_S_I8>(sr[r], c);
-            }
+            ahead::<PF_S_I8>(rc[r], sr[r], c, !QUAD || r == 0);
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
@@ -889,10 +887,7 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
-            ahead_codes(rc, c);
-            if spf {
-                ahead_scales::<PF_S_F32>(sr, c);
-            }
+            ahead::<PF_S_F32>(rc, sr, c, spf);
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
             let sv = if F16C {
                 scales_f16c(s, sbytes)
@@ -1042,10 +1037,7 @@ fn f32_pass_v4<const QUAD: bool, const NB: usize, const R: usize>(
             *o = f._mm512_permutexvar_ps(if r & 1 == 0 { idx } else { idx2 }, pv[r & !1]);
         }
         for r in 0..R {
-            ahead_codes(rc[r], c);
-            if !QUAD || r == 0 {
-                ahead_scales::<PF_S_F32>(sr[r], c);
-            }
+            ahead::<PF_S_F32>(rc[r], sr[r], c, !QUAD || r == 0);
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
@@ -1232,7 +1224,7 @@ pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out:
     let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
     let mut pad = [0u8; 64];
     for (c, o) in out.chunks_mut(CHUNK).enumerate() {
-        ahead::<PF_S_DEQ>(rc, sr, c);
+        ahead::<PF_S_DEQ>(rc, sr, c, true);
         let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
         let sc: [f32; 8] = pulp::cast(scales_v3(s, sbytes));
         let mut buf = [avx._mm256_setzero_ps(); 16];
