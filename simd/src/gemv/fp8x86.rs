@@ -172,6 +172,21 @@ fn decode32_f16c(s: pulp::x86::V3, b: __m256i) -> [__m256; 4] {
 /// [`rows_v3`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`). `F16C`: only true
 /// inside [`rows_v3_f16c`]. One row per pass: two weight streams (as `f32x86` does) made this
 /// kernel slower on AVX2 (measured, 8192x8192 from memory, one thread: 9.7 -> 8.1 G weights/s).
+///
+/// A chunk's activations are sliced once per batch row and each route has its own block loop
+/// ([`fma_block`]): with one block loop matching on the route per block and slicing the
+/// activations per block, the compiler kept bounds checks in the loop and spilled the
+/// accumulators (session 18, AMD EPYC Zen 3, one thread, medians of 3 / 5 alternations, G
+/// weights/s: 1024x8192 in L3 10.97 -> 12.15, 8192x8192 from memory 10.23 -> 11.04).
+///
+/// Tried and dropped on that host: decoding without a conversion instruction — each byte by
+/// `vpshufb` to the top of its 32-bit lane, an arithmetic shift by 4 and a mask give
+/// `sign << 31 | (b & 0x7f) << 20`, the value times 2^-120 (a subnormal binary32 number where
+/// the word is subnormal), and one multiplication by 2^120 the value, exactly: 4.5 G weights/s
+/// in L3 against 11.0 (subnormal operands are slow in this loop on Zen 3 although an isolated
+/// multiplication loop ran at full speed with them; with them made normal, 7.0); the F16C
+/// route's binary16 words stored and converted from memory (`vcvtph2ps ymm, m128`) instead of
+/// `vextracti128`: 12.13 -> 11.93.
 #[inline(always)]
 fn rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     let F32Job {
@@ -186,7 +201,7 @@ fn rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
     let Weights::Fp8 { k, codes, .. } = w else {
         return;
     };
-    let (avx, fma) = (s.avx, s.fma);
+    let avx = s.avx;
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let mut buf = [0f32; CHUNK];
@@ -229,37 +244,39 @@ fn rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
                 }
                 _ => false,
             };
-            for blk in 0..4 {
-                let wv: [__m256; 4] = match full {
-                    Some(bytes) if clean => {
-                        let b: [u8; 32] =
-                            <[u8; 32]>::try_from(&bytes[32 * blk..32 * blk + 32]).unwrap_or([0; 32]);
-                        decode32_f16c(s, pulp::cast(b))
+            let xs = if F16C && clean { &x8[..] } else { xs };
+            // The chunk's activations of each batch row, sliced once per chunk.
+            let mut xc = [&[0f32; CHUNK]; NB];
+            for (b, o) in xc.iter_mut().enumerate().take(nb) {
+                let p = b * kc + CHUNK * c;
+                *o = xs
+                    .get(p..p + CHUNK)
+                    .and_then(|x| x.try_into().ok())
+                    .unwrap_or(&[0.0; CHUNK]);
+            }
+            match full {
+                Some(bytes) if clean => {
+                    let bv: [[u8; 32]; 4] = pulp::cast(*bytes);
+                    for (blk, b) in bv.iter().enumerate() {
+                        fma_block(s, &mut acc, nb, decode32_f16c(s, pulp::cast(*b)), &xc, blk);
                     }
-                    Some(bytes) => {
-                        let v: [u64; 4] = pulp::cast(
-                            <[u8; 32]>::try_from(&bytes[32 * blk..32 * blk + 32]).unwrap_or([0; 32]),
-                        );
+                }
+                Some(bytes) => {
+                    let bv: [[u64; 4]; 4] = pulp::cast(*bytes);
+                    for (blk, v) in bv.iter().enumerate() {
                         // A loop, not `array::from_fn`: a closure there is not inlined into the
                         // `target_feature` context.
                         let mut wv = [s.avx._mm256_setzero_ps(); 4];
-                        for (o, &v) in wv.iter_mut().zip(&v) {
+                        for (o, &v) in wv.iter_mut().zip(v) {
                             *o = decode8_v3(s, pulp::cast([v, 0u64]));
                         }
-                        wv
+                        fma_block(s, &mut acc, nb, wv, &xc, blk);
                     }
-                    None => {
-                        let bb: &[f32; 32] = buf[32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
-                        pulp::cast(*bb)
-                    }
-                };
-                let xs = if F16C && clean { &x8[..] } else { xs };
-                for (b, a) in acc.iter_mut().enumerate().take(nb) {
-                    let p = b * kc + CHUNK * c + 32 * blk;
-                    let xr: &[f32; 32] = xs[p..p + 32].try_into().unwrap_or(&[0.0; 32]);
-                    let xv: [__m256; 4] = pulp::cast(*xr);
-                    for j in 0..4 {
-                        a[j] = fma._mm256_fmadd_ps(wv[j], xv[j], a[j]);
+                }
+                None => {
+                    let bv: [[__m256; 4]; 4] = pulp::cast(buf);
+                    for (blk, &wv) in bv.iter().enumerate() {
+                        fma_block(s, &mut acc, nb, wv, &xc, blk);
                     }
                 }
             }
@@ -268,6 +285,25 @@ fn rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         for (b, a) in acc.iter().enumerate().take(nb) {
             let t = avx._mm256_add_ps(avx._mm256_add_ps(a[0], a[1]), avx._mm256_add_ps(a[2], a[3]));
             ys[b][row - r0] = post.apply(s.reduce_sum_f32s(pulp::cast(t)));
+        }
+    }
+}
+
+/// `acc[b][j] += wv[j] * x[b][32 blk + 8 j..]` over the batch rows `b < nb` (`x`: a chunk's
+/// activations per batch row).
+#[inline(always)]
+fn fma_block<const NB: usize>(
+    s: pulp::x86::V3,
+    acc: &mut [[__m256; 4]; NB],
+    nb: usize,
+    wv: [__m256; 4],
+    x: &[&[f32; CHUNK]; NB],
+    blk: usize,
+) {
+    for (a, x) in acc.iter_mut().zip(x).take(nb) {
+        let xb: [[__m256; 4]; 4] = pulp::cast(**x);
+        for j in 0..4 {
+            a[j] = s.fma._mm256_fmadd_ps(wv[j], xb[blk][j], a[j]);
         }
     }
 }

@@ -357,7 +357,9 @@ fn fp8_fast_paths_equal_the_generic_kernel_bit_for_bit() {
             let seed = 5 + 13 * i as u64 + j as u64;
             for nan in [false, true] {
                 let (desc, p) = fp8(n, k, seed, nan);
-                for nb in [1, 2] {
+                // 3 and 8: the kernels for up to 4 and up to `MAX_BATCH` batch rows, partly used
+                // and full.
+                for nb in [1, 2, 3, 8] {
                     f32_parity(&desc, &p, nb, seed);
                 }
             }
