@@ -110,6 +110,28 @@ fn every_e2m1_word_and_e4m3fn_scale_decodes_exactly() {
     }
 }
 
+/// Words outside NVFP4's validity rules (section 3.3) still decode as the oracle does, bit
+/// for bit: every scale byte (negative scales, negative zero and both NaN words among them) and
+/// divisors that are zero, negative, infinite or NaN. The kernels read the bytes as they are
+/// (validation is a separate step); the x86 dequantizer's quotient tables meet NaN quotients
+/// here and take the oracle's order for those chunks.
+#[test]
+fn nvfp4_invalid_scales_and_divisors_decode_as_the_oracle_does() {
+    let (n, k) = (2, 256 * 16);
+    let codes: Vec<u8> = (0..n * k).map(|i| ((i * 7 + i / 16) % 16) as u8).collect();
+    let scales: Vec<u8> = (0..n * k / 16).map(|i| (i % 256) as u8).collect();
+    for d in [3.0f32, -2.0, 0.0, -0.0, f32::INFINITY, f32::NAN, 1e-45] {
+        let desc = TensorDesc::for_format(Format::Nvfp4, &[n, k]).unwrap();
+        let mut p = vec![0u8; desc.payload_len()];
+        if let ninfer_core::layout::Geometry::Blockscale(g) = desc.geometry() {
+            g.pack(&codes, &scales, d.to_bits(), &mut p).unwrap();
+        }
+        for isa in Isa::available() {
+            check_dequant(isa, &desc, &p, 2);
+        }
+    }
+}
+
 #[test]
 fn f32_to_bf16_rne_matches_the_core_oracle() {
     let mut rng = Rng(7);
