@@ -121,7 +121,7 @@ impl OutWord for f32 {
     fn row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
         match w {
             Weights::Nvfp4 { .. } => crate::gemv::nvfp4x86::dequant_row_v3(s, w, row, out),
-            Weights::Fp8 { .. } => crate::gemv::fp8x86::dequant_row_v3(s, w, row, out),
+            Weights::Fp8 { .. } => crate::gemv::fp8x86::dequant_row_fast_v3(s, w, row, out),
             _ => row_f32(w, row, out),
         }
     }

@@ -110,6 +110,27 @@ fn every_e2m1_word_and_e4m3fn_scale_decodes_exactly() {
     }
 }
 
+/// FP8 rows holding every byte, the NaN words 0x7f and 0xff included (invalid under section
+/// 3.4, but the kernels read the bytes as they are), at K that leaves a partial last block of
+/// 32: the x86 binary16 route hands a block with a NaN word to the integer route, and both meet
+/// the oracle bit for bit.
+#[test]
+fn fp8_nan_words_decode_as_the_oracle_does() {
+    let k = 3 * 256 + 13;
+    let scales = [0x3f80u16, 0xc0a0, 0x0003];
+    let n = scales.len();
+    let codes: Vec<u8> = (0..n * k).map(|i| (i * 7 + i / 97) as u8).collect();
+    let desc = TensorDesc::for_format(Format::Fp8E4m3fnRowBf16s, &[n, k]).unwrap();
+    let mut p = vec![0u8; desc.payload_len()];
+    if let ninfer_core::layout::Geometry::RowScale(g) = desc.geometry() {
+        g.pack(&codes, &scales, &mut p).unwrap();
+    }
+    assert!(codes.iter().any(|&c| c & 0x7f == 0x7f), "the rows hold NaN words");
+    for isa in Isa::available() {
+        check_dequant(isa, &desc, &p, 2);
+    }
+}
+
 /// Words outside NVFP4's validity rules (section 3.3) still decode as the oracle does, bit
 /// for bit: every scale byte (negative scales, negative zero and both NaN words among them) and
 /// divisors that are zero, negative, infinite or NaN. The kernels read the bytes as they are

@@ -488,6 +488,84 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
     }
 }
 
+/// Dequantize one FP8 row to f32 on AVX2: [`dequant_row_v3_f16c`] where the CPU has F16C, else
+/// [`dequant_row_v3`].
+#[inline(always)]
+pub(crate) fn dequant_row_fast_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+    if std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: F16C was detected just above; the token proves the V3 features.
+        unsafe { dequant_row_v3_f16c(s, w, row, out) }
+    } else {
+        dequant_row_v3(s, w, row, out)
+    }
+}
+
+/// [`dequant_row_v3`] through binary16, bit-identical to it: 32 words without a NaN word are
+/// decoded by [`decode32_f16c`] as `w 2^-8` and multiplied by `m 2^8` (`m` the row's BF16
+/// multiplier): the exact product is `w m`'s, so its one rounding is the same, subnormal
+/// results included. A row whose `m 2^8` would not be exact (`|m| >= 2^120`, or `m` not
+/// finite) and 32 words with a NaN word among them take the integer route. Session 18, AMD
+/// EPYC Zen 3, medians of 3 alternations, G weights/s: 128x8192 in L3, one thread, 4.12 ->
+/// 9.19; 8192x8192 from memory, one / two threads, 3.87 / 7.30 -> 7.31 / 13.27.
+///
+/// # Safety
+/// The CPU must have the `V3` features (the token proves them) and F16C.
+#[target_feature(enable = "avx,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
+pub(crate) unsafe fn dequant_row_v3_f16c(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+    let Weights::Fp8 { k, codes, .. } = *w else {
+        return;
+    };
+    let crate::weights::Post::Mul(m) = w.post(row) else {
+        return;
+    };
+    // NaN and infinite multipliers fail this too.
+    let exact = m.abs() < TWO_P120;
+    if !exact {
+        return dequant_row_v3(s, w, row, out);
+    }
+    let (avx, avx2) = (s.avx, s.avx2);
+    let m8 = avx._mm256_set1_ps(m * 256.0);
+    let mv = avx._mm256_set1_ps(m);
+    let fe = avx._mm256_set1_epi8(0xfeu8 as i8);
+    let rc = &codes[row * k..(row + 1) * k];
+    for (i, (o, b)) in out.chunks_exact_mut(32).zip(rc.chunks_exact(32)).enumerate() {
+        if i % 128 == 0 {
+            prefetch::line(b.as_ptr().wrapping_add(PF));
+        }
+        let b: &[u8; 32] = b.try_into().unwrap_or(&[0; 32]);
+        let v: __m256i = pulp::cast(*b);
+        // `b + b` is `0xfe` exactly for a NaN word (see `rows_v3_nb`).
+        let nan = avx2._mm256_movemask_epi8(avx2._mm256_cmpeq_epi8(avx2._mm256_add_epi8(v, v), fe)) != 0;
+        let o: &mut [[f32; 8]] = pulp::bytemuck::cast_slice_mut(o);
+        if nan {
+            let q: [u64; 4] = pulp::cast(*b);
+            for (d, &q) in o.iter_mut().zip(&q) {
+                *d = pulp::cast(avx._mm256_mul_ps(decode8_v3(s, pulp::cast([q, 0u64])), mv));
+            }
+        } else {
+            let wv = decode32_f16c(s, v);
+            for (d, &wj) in o.iter_mut().zip(&wv) {
+                *d = pulp::cast(avx._mm256_mul_ps(wj, m8));
+            }
+        }
+    }
+    let done = out.len() / 32 * 32;
+    if done < out.len() {
+        // The last K % 32 words: the integer route on the rest of the row.
+        let rest = &mut out[done..];
+        let mut b = [0u8; 32];
+        b[..rest.len()].copy_from_slice(&rc[done..]);
+        let q: [u64; 4] = pulp::cast(b);
+        let mut tmp = [[0f32; 8]; 4];
+        for (d, &q) in tmp.iter_mut().zip(&q) {
+            *d = pulp::cast(avx._mm256_mul_ps(decode8_v3(s, pulp::cast([q, 0u64])), mv));
+        }
+        let tmp: [f32; 32] = pulp::cast(tmp);
+        let n = rest.len();
+        rest.copy_from_slice(&tmp[..n]);
+    }
+}
+
 /// Dequantize one FP8 row to f32 (AVX2; `V4` runs it too), bit-identical to the generic
 /// decoder: each byte's exact E4M3FN value ([`e4m3fn_lanes_v3`]) times the row's BF16
 /// multiplier (one correctly rounded IEEE multiplication, section 3.4). `out.len()` is K; a
