@@ -1190,9 +1190,10 @@ const MAG: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
 /// one correctly rounded IEEE division, as in the oracle — and each weight is its quotient
 /// (`permutevar8x32` on the code's three low bits) with the code's sign bit XOR-ed in: IEEE
 /// multiplication and division are symmetric in the sign, so `(-m s) / d_w` is `-((m s) / d_w)`
-/// bit for bit, a negative-zero code included. A sub-block whose quotients include a NaN (a NaN
-/// scale, or `d_w` zero or NaN) takes the oracle's order instead: the signed `e2m1` times `s`,
-/// then divided by `d_w` (the sign of a NaN result follows x86's NaN propagation there). Eight
+/// bit for bit, a negative-zero code included. A chunk whose quotients include a NaN (a NaN
+/// scale, or `d_w` zero or NaN: words the validity rules exclude) takes the oracle's order
+/// instead: the signed `e2m1` times `s`, then divided by `d_w` (the sign of a NaN result
+/// follows x86's NaN propagation there, as in the oracle). Eight
 /// divisions per chunk instead of sixteen and no per-weight multiplication, and each group of 8
 /// positions is one 4-byte broadcast load and a variable shift (its eight nibbles at the bottom
 /// of the eight lanes) instead of a byte widening (a lane-crossing operation, slow on Zen 3);
