@@ -122,6 +122,7 @@ impl OutWord for f32 {
         match w {
             Weights::Nvfp4 { .. } => crate::gemv::nvfp4x86::dequant_row_v3(s, w, row, out),
             Weights::Fp8 { .. } => crate::gemv::fp8x86::dequant_row_fast_v3(s, w, row, out),
+            Weights::Grouped { .. } => crate::gemv::f32x86::dequant_row_v3(s, w, row, out),
             _ => row_f32(w, row, out),
         }
     }

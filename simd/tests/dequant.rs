@@ -110,6 +110,25 @@ fn every_e2m1_word_and_e4m3fn_scale_decodes_exactly() {
     }
 }
 
+/// Long rows of every row-split scheme: the x86 dequantizer widens a row's group scales 64
+/// chunks at a time, so K of 2.5 such spans (and a partial last chunk) crosses its span
+/// boundaries; the oracle bit for bit on every path.
+#[test]
+fn row_split_long_rows_match_the_oracle_bit_for_bit() {
+    let k = 64 * 128 * 2 + 64 * 64 + 37;
+    for format in [
+        Format::Q4G64F16S,
+        Format::Q5G64F16S,
+        Format::Q6G64F16S,
+        Format::W8G32F16S,
+    ] {
+        let (desc, p) = build(format, 3, k, 0x51);
+        for isa in Isa::available() {
+            check_dequant(isa, &desc, &p, 2);
+        }
+    }
+}
+
 /// FP8 rows holding every byte, the NaN words 0x7f and 0xff included (invalid under section
 /// 3.4, but the kernels read the bytes as they are), at K that leaves a partial last block of
 /// 32: the x86 binary16 route hands a block with a NaN word to the integer route, and both meet

@@ -136,6 +136,12 @@ pub(crate) fn row_scales_times(scales: &[u8], row: usize, gp: usize, m: f32, out
     widen_scales(scale_row(scales, row, gp), false, Some(m), out);
 }
 
+/// Groups `g0..g0 + out.len()` of [`row_scales_times`]: a span of the row's scales.
+pub(crate) fn row_scales_span(scales: &[u8], row: usize, gp: usize, g0: usize, m: f32, out: &mut [f32]) {
+    let r = &scales[2 * row * gp..2 * (row + 1) * gp];
+    widen_scales(&r[2 * g0..2 * (g0 + out.len())], false, Some(m), out);
+}
+
 /// binary16 scale bytes `s` (little-endian words) as exact binary32 into `out`, each value
 /// once or (`twice`) in two consecutive entries, as many as `out` holds; times `m` (one
 /// rounded multiplication) where given. With F16C (detected
