@@ -245,7 +245,8 @@ fn rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
                 _ => false,
             };
             let xs = if F16C && clean { &x8[..] } else { xs };
-            // The chunk's activations of each batch row, sliced once per chunk.
+            // The chunk's activations of each batch row, sliced once per chunk (not through
+            // `f32x86::chunk_acts`: here that measured slower, 11.08 -> 9.41 G weights/s in L3).
             let mut xc = [&[0f32; CHUNK]; NB];
             for (b, o) in xc.iter_mut().enumerate().take(nb) {
                 let p = b * kc + CHUNK * c;
@@ -538,10 +539,7 @@ pub(crate) unsafe fn dequant_row_v3_f16c(s: pulp::x86::V3, w: &Weights<'_>, row:
         let nan = avx2._mm256_movemask_epi8(avx2._mm256_cmpeq_epi8(avx2._mm256_add_epi8(v, v), fe)) != 0;
         let o: &mut [[f32; 8]] = pulp::bytemuck::cast_slice_mut(o);
         if nan {
-            let q: [u64; 4] = pulp::cast(*b);
-            for (d, &q) in o.iter_mut().zip(&q) {
-                *d = pulp::cast(avx._mm256_mul_ps(decode8_v3(s, pulp::cast([q, 0u64])), mv));
-            }
+            o.copy_from_slice(&int32_times(s, b, mv));
         } else {
             let wv = decode32_f16c(s, v);
             for (d, &wj) in o.iter_mut().zip(&wv) {
@@ -555,15 +553,21 @@ pub(crate) unsafe fn dequant_row_v3_f16c(s: pulp::x86::V3, w: &Weights<'_>, row:
         let rest = &mut out[done..];
         let mut b = [0u8; 32];
         b[..rest.len()].copy_from_slice(&rc[done..]);
-        let q: [u64; 4] = pulp::cast(b);
-        let mut tmp = [[0f32; 8]; 4];
-        for (d, &q) in tmp.iter_mut().zip(&q) {
-            *d = pulp::cast(avx._mm256_mul_ps(decode8_v3(s, pulp::cast([q, 0u64])), mv));
-        }
-        let tmp: [f32; 32] = pulp::cast(tmp);
+        let tmp: [f32; 32] = pulp::cast(int32_times(s, &b, mv));
         let n = rest.len();
         rest.copy_from_slice(&tmp[..n]);
     }
+}
+
+/// 32 E4M3FN words by the integer route ([`decode8_v3`]), each value times `m` (one rounding).
+#[inline(always)]
+fn int32_times(s: pulp::x86::V3, b: &[u8; 32], m: __m256) -> [[f32; 8]; 4] {
+    let q: [u64; 4] = pulp::cast(*b);
+    let mut out = [[0f32; 8]; 4];
+    for (d, &q) in out.iter_mut().zip(&q) {
+        *d = pulp::cast(s.avx._mm256_mul_ps(decode8_v3(s, pulp::cast([q, 0u64])), m));
+    }
+    out
 }
 
 /// Dequantize one FP8 row to f32 (AVX2; `V4` runs it too), bit-identical to the generic
