@@ -126,8 +126,9 @@ pub fn measure(
 }
 
 /// The report over an artifact's own tensors: GEMV in each whitelisted profile for rank-2
-/// tensors, dequantize to f32 for every tensor of rank >= 1 (I32 and empty tensors are skipped;
-/// the encoder needs a source and is not measured here). Lines are written as they are measured.
+/// tensors, dequantize to f32 and to BF16 words for every tensor of rank >= 1 (I32 and empty
+/// tensors are skipped; the encoder needs a source and is not measured here). Lines are written
+/// as they are measured.
 pub fn report_container(
     c: &Container<'_>,
     settings: &Settings,
@@ -143,7 +144,7 @@ pub fn report_container(
         for kernel in kernels_for(desc.format()) {
             let wanted = match kernel {
                 Kernel::Gemv(_) => desc.rank() == 2,
-                Kernel::DequantizeF32 => true,
+                Kernel::DequantizeF32 | Kernel::DequantizeBf16 => true,
                 Kernel::EncodeF32 => false,
             };
             if !wanted {

@@ -379,6 +379,9 @@ pub enum Kernel {
     Gemv(Profile),
     /// `dequantize_f32` of the whole tensor, in row blocks of about 2 MiB of output per thread.
     DequantizeF32,
+    /// `dequantize_bf16` of the whole tensor, in row blocks of about 1 MiB of output per thread
+    /// (the same rows per block as [`Kernel::DequantizeF32`]).
+    DequantizeBf16,
     /// The canonical encoder from f32 source (grouped formats).
     EncodeF32,
 }
@@ -388,6 +391,7 @@ impl fmt::Display for Kernel {
         match self {
             Kernel::Gemv(p) => write!(f, "gemv {p:?}"),
             Kernel::DequantizeF32 => f.write_str("dequant f32"),
+            Kernel::DequantizeBf16 => f.write_str("dequant bf16"),
             Kernel::EncodeF32 => f.write_str("encode f32"),
         }
     }
@@ -639,20 +643,26 @@ pub fn measure_kernel_near(
                 });
             }
         }
-        Kernel::DequantizeF32 => {
+        Kernel::DequantizeF32 | Kernel::DequantizeBf16 => {
             let (copies, residency) = copies_of(payload, settings);
             for &t in &settings.threads {
-                // Row blocks of about 2 MiB of output per thread: the stores stay in the caches
-                // and a call is long enough to hide the thread start.
+                // Row blocks of about 2 MiB of f32 output per thread: the stores stay in the
+                // caches and a call is long enough to hide the thread start.
                 let rows = ((t.max(1) << 19) / k.max(1)).clamp(1, n.max(1));
                 let mut buf = vec![0f32; rows * k];
+                let mut words = vec![0u16; rows * k];
                 let bw0 = probe(t, residency);
                 let s = best_time(settings, |rep| {
                     let p = &copies[rep % copies.len()];
                     let mut r0 = 0;
                     while r0 < n {
                         let r1 = (r0 + rows).min(n);
-                        isa.dequantize_f32(desc, p, r0..r1, &mut buf[..(r1 - r0) * k], t)?;
+                        let len = (r1 - r0) * k;
+                        if kernel == Kernel::DequantizeF32 {
+                            isa.dequantize_f32(desc, p, r0..r1, &mut buf[..len], t)?;
+                        } else {
+                            isa.dequantize_bf16(desc, p, r0..r1, &mut words[..len], t)?;
+                        }
                         r0 = r1;
                     }
                     Ok(())
@@ -709,7 +719,7 @@ pub fn measure_kernel_near(
 }
 
 /// The kernels the report measures for `format`: GEMV in every whitelisted profile, dequantize
-/// to f32, and the encoder for the grouped formats.
+/// to f32 and to BF16 words, and the encoder for the grouped formats.
 pub fn kernels_for(format: Format) -> Vec<Kernel> {
     let mut v = vec![Kernel::Gemv(Profile::F32)];
     let grouped = matches!(
@@ -720,6 +730,7 @@ pub fn kernels_for(format: Format) -> Vec<Kernel> {
         v.push(Kernel::Gemv(Profile::I8));
     }
     v.push(Kernel::DequantizeF32);
+    v.push(Kernel::DequantizeBf16);
     if grouped {
         v.push(Kernel::EncodeF32);
     }
