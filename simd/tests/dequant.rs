@@ -190,6 +190,50 @@ fn f32_to_bf16_rne_matches_the_core_oracle() {
     }
 }
 
+/// The BF16-output rounding of the FP32 and BF16 formats at its boundaries, on every path:
+/// FP32 words with each high half of interest and the low halves at a tie (`0x8000`, odd and
+/// even), either side of it, zero and all ones, in runs of 16 with no NaN (the x86 path's
+/// fast case) and runs with NaNs of either sign and both kinds (signaling ones are made
+/// quiet); and a BF16 tensor holding all 65536 words. K = 4097 leaves a partial last run.
+#[test]
+fn bf16_output_rounds_fp32_and_bf16_words_at_every_boundary() {
+    let highs = [
+        0x0000u32, 0x0001, 0x007f, 0x0080, 0x0081, 0x3f80, 0x3f81, 0x7f7e, 0x7f7f, 0x7f80, 0x7f81, 0x7fbf,
+        0x7fc0, 0x7fff, 0x8000, 0x8001, 0x807f, 0x8080, 0xbf80, 0xff7f, 0xff80, 0xff81, 0xffc0, 0xffff,
+    ];
+    let lows = [0u32, 1, 0x7fff, 0x8000, 0x8001, 0xffff];
+    let all: Vec<u32> = highs
+        .iter()
+        .flat_map(|&h| lows.iter().map(move |&l| h << 16 | l))
+        .collect();
+    let finite: Vec<u32> = all
+        .iter()
+        .copied()
+        .filter(|&b| !f32::from_bits(b).is_nan())
+        .collect();
+    let k = 4097;
+    // Row 0 holds no NaN; rows 1 and 2 hold every word, row 2 at another phase.
+    let words: Vec<u32> = (0..k)
+        .map(|i| finite[i % finite.len()])
+        .chain((0..k).map(|i| all[i % all.len()]))
+        .chain((0..k).map(|i| all[(7 * i + 3) % all.len()]))
+        .collect();
+    let desc = TensorDesc::for_format(Format::Fp32, &[3, k]).unwrap();
+    let p: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(p.len(), desc.payload_len());
+    for isa in Isa::available() {
+        check_dequant(isa, &desc, &p, 2);
+    }
+
+    let n = 65536usize.div_ceil(k);
+    let desc = TensorDesc::for_format(Format::Bf16, &[n, k]).unwrap();
+    let p: Vec<u8> = (0..n * k).flat_map(|i| (i as u16).to_le_bytes()).collect();
+    assert_eq!(p.len(), desc.payload_len());
+    for isa in Isa::available() {
+        check_dequant(isa, &desc, &p, 2);
+    }
+}
+
 #[test]
 fn contiguous_tensors_of_other_ranks_decode_by_first_dimension() {
     let desc = TensorDesc::for_format(Format::Bf16, &[4, 3, 5]).unwrap();

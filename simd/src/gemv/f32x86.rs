@@ -103,6 +103,7 @@ use pulp::Simd;
 
 use super::i8x86::{decode_v4, grouped, offset, row_scales, row_scales_span, row_scales_times};
 use super::{store_rows, stream_rows};
+use crate::dequant::ChunkOut;
 use crate::weights::{Weights, CHUNK};
 use crate::MAX_BATCH;
 
@@ -965,9 +966,16 @@ const TOP_BYTES: [[u8; 32]; 2] = {
 /// group's scale word by the scalar `f16_to_f32_exact` call and chose its destination per
 /// chunk (`cmov`s) ran at the generic decoder's speed (Q4 5.66), and one with the chunk as a
 /// closure at 0.30 (a closure is not inlined into the `target_feature` context: every
-/// intrinsic a call). `out.len()` is K (a partial last chunk goes through a buffer).
+/// intrinsic a call). `out` holds the row's positions from chunk `c0` on (`128 c0..`): its
+/// length is a multiple of 128, or reaches K (a partial last chunk goes through a buffer).
 #[inline(always)]
-pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+pub(crate) fn dequant_row_v3<T: ChunkOut>(
+    s: pulp::x86::V3,
+    w: &Weights<'_>,
+    row: usize,
+    c0: usize,
+    out: &mut [T],
+) {
     let Weights::Grouped { g, .. } = *w else {
         return;
     };
@@ -977,44 +985,38 @@ pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out:
     // The row's group scales times `2^-(32 - b)`, a span of `SPAN` chunks at a time.
     const SPAN: usize = 64;
     let mut sc = [0f32; 4 * SPAN];
-    let chunks = out.len().div_ceil(CHUNK);
-    let mut c0 = 0;
-    while c0 < chunks {
-        let c1 = (c0 + SPAN).min(chunks);
-        let g0 = gpc * c0;
-        let ng = (gpc * c1).min(gp) - g0;
+    let end = c0 + out.len().div_ceil(CHUNK);
+    let mut a = c0;
+    while a < end {
+        let b = (a + SPAN).min(end);
+        let g0 = gpc * a;
+        let ng = (gpc * b).min(gp) - g0;
         row_scales_span(scales, row, gp, g0, top_unit(g), &mut sc[..ng]);
-        for c in c0..c1 {
-            let scc = &sc[gpc * (c - c0)..];
+        for c in a..b {
+            let scc = &sc[gpc * (c - a)..];
+            let at = CHUNK * (c - c0);
             match out
-                .get_mut(CHUNK * c..CHUNK * (c + 1))
-                .and_then(|o| <&mut [f32; CHUNK]>::try_from(o).ok())
+                .get_mut(at..at + CHUNK)
+                .and_then(|o| <&mut [T; CHUNK]>::try_from(o).ok())
             {
-                Some(o) => dequant_chunk_v3(
-                    s,
-                    g,
-                    &codes[row * rcb + c * cb..],
-                    scc,
-                    pulp::bytemuck::cast_mut(o),
-                ),
+                Some(o) => dequant_chunk_v3(s, g, &codes[row * rcb + c * cb..], scc, o),
                 None => {
-                    let mut buf = [[0f32; 8]; 16];
-                    dequant_chunk_v3(s, g, &codes[row * rcb + c * cb..], scc, &mut buf);
-                    let b: [f32; CHUNK] = pulp::cast(buf);
-                    let o = &mut out[CHUNK * c..];
+                    let mut b = [T::default(); CHUNK];
+                    dequant_chunk_v3(s, g, &codes[row * rcb + c * cb..], scc, &mut b);
+                    let o = &mut out[at..];
                     let n = o.len();
                     o.copy_from_slice(&b[..n]);
                 }
             }
         }
-        c0 = c1;
+        a = b;
     }
 }
 
 /// One chunk of [`dequant_row_v3`]: `code` from the chunk's first byte, `sc` its group scales
 /// times `2^-(32 - b)`, `d` its 128 positions in order.
 #[inline(always)]
-fn dequant_chunk_v3(s: pulp::x86::V3, g: Grouped, code: &[u8], sc: &[f32], d: &mut [[f32; 8]; 16]) {
+fn dequant_chunk_v3<T: ChunkOut>(s: pulp::x86::V3, g: Grouped, code: &[u8], sc: &[f32], d: &mut [T; CHUNK]) {
     let (avx, avx2) = (s.avx, s.avx2);
     let masks: [__m256i; 2] = pulp::cast(TOP_BYTES);
     let gpc = CHUNK / g.group_size();
@@ -1026,10 +1028,9 @@ fn dequant_chunk_v3(s: pulp::x86::V3, g: Grouped, code: &[u8], sc: &[f32], d: &m
             avx2._mm256_permute4x64_epi64::<0xee>(u),
         ];
         for (h, &v) in halves.iter().enumerate() {
-            for (t, &m) in masks.iter().enumerate() {
-                let f = avx._mm256_cvtepi32_ps(avx2._mm256_shuffle_epi8(v, m));
-                d[4 * b + 2 * h + t] = pulp::cast(avx._mm256_mul_ps(f, sg));
-            }
+            let [lo, hi] =
+                masks.map(|m| avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(avx2._mm256_shuffle_epi8(v, m)), sg));
+            T::put16(s, d, 2 * b + h, lo, hi);
         }
     }
 }

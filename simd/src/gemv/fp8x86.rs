@@ -492,12 +492,12 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
 /// Dequantize one FP8 row to f32 on AVX2: [`dequant_row_v3_f16c`] where the CPU has F16C, else
 /// [`dequant_row_v3`].
 #[inline(always)]
-pub(crate) fn dequant_row_fast_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+pub(crate) fn dequant_row_fast_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, c0: usize, out: &mut [f32]) {
     if std::arch::is_x86_feature_detected!("f16c") {
         // SAFETY: F16C was detected just above; the token proves the V3 features.
-        unsafe { dequant_row_v3_f16c(s, w, row, out) }
+        unsafe { dequant_row_v3_f16c(s, w, row, c0, out) }
     } else {
-        dequant_row_v3(s, w, row, out)
+        dequant_row_v3(s, w, row, c0, out)
     }
 }
 
@@ -508,11 +508,18 @@ pub(crate) fn dequant_row_fast_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize,
 /// finite) and 32 words with a NaN word among them take the integer route. Session 18, AMD
 /// EPYC Zen 3, medians of 3 alternations, G weights/s: 128x8192 in L3, one thread, 4.12 ->
 /// 9.19; 8192x8192 from memory, one / two threads, 3.87 / 7.30 -> 7.31 / 13.27.
+/// `out` and `c0` as in [`dequant_row_v3`].
 ///
 /// # Safety
 /// The CPU must have the `V3` features (the token proves them) and F16C.
 #[target_feature(enable = "avx,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
-pub(crate) unsafe fn dequant_row_v3_f16c(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+pub(crate) unsafe fn dequant_row_v3_f16c(
+    s: pulp::x86::V3,
+    w: &Weights<'_>,
+    row: usize,
+    c0: usize,
+    out: &mut [f32],
+) {
     let Weights::Fp8 { k, codes, .. } = *w else {
         return;
     };
@@ -522,13 +529,14 @@ pub(crate) unsafe fn dequant_row_v3_f16c(s: pulp::x86::V3, w: &Weights<'_>, row:
     // NaN and infinite multipliers fail this too.
     let exact = m.abs() < TWO_P120;
     if !exact {
-        return dequant_row_v3(s, w, row, out);
+        return dequant_row_v3(s, w, row, c0, out);
     }
     let (avx, avx2) = (s.avx, s.avx2);
     let m8 = avx._mm256_set1_ps(m * 256.0);
     let mv = avx._mm256_set1_ps(m);
     let fe = avx._mm256_set1_epi8(0xfeu8 as i8);
-    let rc = &codes[row * k..(row + 1) * k];
+    let at = row * k + CHUNK * c0;
+    let rc = &codes[at..at + out.len()];
     for (i, (o, b)) in out.chunks_exact_mut(32).zip(rc.chunks_exact(32)).enumerate() {
         if i % 128 == 0 {
             prefetch::line(b.as_ptr().wrapping_add(PF));
@@ -572,10 +580,11 @@ fn int32_times(s: pulp::x86::V3, b: &[u8; 32], m: __m256) -> [[f32; 8]; 4] {
 
 /// Dequantize one FP8 row to f32 (AVX2; `V4` runs it too), bit-identical to the generic
 /// decoder: each byte's exact E4M3FN value ([`e4m3fn_lanes_v3`]) times the row's BF16
-/// multiplier (one correctly rounded IEEE multiplication, section 3.4). `out.len()` is K; a
+/// multiplier (one correctly rounded IEEE multiplication, section 3.4). `out` holds the row's
+/// positions from chunk `c0` on (`128 c0..`): its length is a multiple of 128, or reaches K; a
 /// partial last block of 8 is decoded from a zero-padded copy (nothing is read past the row).
 #[inline(always)]
-pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, c0: usize, out: &mut [f32]) {
     let Weights::Fp8 { k, codes, .. } = *w else {
         return;
     };
@@ -583,7 +592,8 @@ pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out:
         return;
     };
     let mv = s.avx._mm256_set1_ps(m);
-    let rc = &codes[row * k..(row + 1) * k];
+    let base = row * k + CHUNK * c0;
+    let rc = &codes[base..base + out.len()];
     let mut blocks = out.chunks_exact_mut(8);
     let mut at = 0;
     for o in &mut blocks {

@@ -1203,9 +1203,10 @@ const MAG: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
 /// 4.46 in L3, the `memmove` of a staged chunk having been a call per chunk; the broadcast
 /// from memory: 4.32 -> 4.96). Slower, and dropped: the tables built inside the per-word loop
 /// with the NaN test there (3.40), and the chunk as a fixed-size array, fully unrolled (4.38).
-/// `out.len()` is K.
+/// `out` holds the row's positions from chunk `c0` on (`128 c0..`): its length is a multiple
+/// of 128, or reaches K.
 #[inline(always)]
-pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, c0: usize, out: &mut [f32]) {
     let Weights::Nvfp4 {
         row_bytes,
         codes,
@@ -1224,7 +1225,7 @@ pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out:
     let sign_bit = avx._mm256_set1_epi32(i32::MIN);
     let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
     let mut pad = [0u8; 64];
-    for (c, o) in out.chunks_mut(CHUNK).enumerate() {
+    for (c, o) in (c0..).zip(out.chunks_mut(CHUNK)) {
         ahead::<PF_S_DEQ>(rc, sr, c, true);
         let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
         let sc: [f32; 8] = pulp::cast(scales_v3(s, sbytes));
