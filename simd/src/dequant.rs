@@ -22,6 +22,12 @@
 //! 2.89 -> 12.00. The grouped rows first went through segments too; fusing them gained a
 //! little (64×8192, Q4 4.36-4.59 -> 4.64 in an earlier, slower hour of the host). The rounding
 //! (about 14 vector operations per 16 values) costs about as much as the Q4 decode itself.
+//! So Q4 takes a table instead (`f32x86::dequant_chunk_q4_bf16_v3`): per group the 16 words
+//! `bf16(s q)`, rounded once, then two `vpshufb` lookups and two byte unpacks per 32
+//! positions. Medians of 3 alternations, G weights/s: 64×8192 in L3, one thread, 6.02 ->
+//! 16.16; 8192×8192 from memory, one / two threads, 5.92 / 11.17 -> 15.70 / 26.09. Q5 (32
+//! codes) and Q6/W8 would need two or more tables and a blend per lookup; they keep the
+//! rounding route.
 //!
 //! The f32 output on AVX2 (`x86::row_f32_v3`) has a register decoder for every format: besides
 //! the grouped, NVFP4 and FP8 ones (in `gemv::f32x86`, `nvfp4x86`, `fp8x86`), BF16 words are
@@ -166,6 +172,13 @@ pub(crate) trait ChunkOut: Copy + Default {
         lo: core::arch::x86_64::__m256,
         hi: core::arch::x86_64::__m256,
     );
+
+    /// A whole Q4 chunk by another route, if this output word has one (`code` from the chunk's
+    /// first byte, `sc` its two group scales times `2^-28`); `false`: nothing written.
+    #[inline(always)]
+    fn q4_chunk(_s: pulp::x86::V3, _code: &[u8], _sc: &[f32], _d: &mut [Self; CHUNK]) -> bool {
+        false
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -197,11 +210,17 @@ impl ChunkOut for u16 {
         let d: &mut [[u16; 16]; 8] = pulp::bytemuck::cast_mut(d);
         d[j % 8] = pulp::cast(x86::round16(s, lo, hi));
     }
+
+    #[inline(always)]
+    fn q4_chunk(s: pulp::x86::V3, code: &[u8], sc: &[f32], d: &mut [u16; CHUNK]) -> bool {
+        crate::gemv::f32x86::dequant_chunk_q4_bf16_v3(s, code, sc, d);
+        true
+    }
 }
 
 /// The AVX2 rows (`V3`; `V4` runs them too).
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(crate) mod x86 {
     use core::arch::x86_64::{__m256, __m256i, _CMP_UNORD_Q};
 
     use super::f32_to_bf16_rne;
@@ -299,7 +318,7 @@ mod x86 {
     /// halves tells whether any is NaN; only then are the NaN lanes chosen lane by lane
     /// ([`round8`]).
     #[inline(always)]
-    pub(super) fn round16(s: pulp::x86::V3, lo: __m256, hi: __m256) -> __m256i {
+    pub(crate) fn round16(s: pulp::x86::V3, lo: __m256, hi: __m256) -> __m256i {
         let (avx, avx2) = (s.avx, s.avx2);
         let any_nan = avx._mm256_movemask_ps(avx._mm256_cmp_ps::<_CMP_UNORD_Q>(lo, hi)) != 0;
         // `packus` interleaves the two halves by 128-bit lane; `vpermq` puts them back.

@@ -234,6 +234,26 @@ fn bf16_output_rounds_fp32_and_bf16_words_at_every_boundary() {
     }
 }
 
+/// Q4 to BF16 words for every binary16 scale word (infinities, NaNs, subnormals and the
+/// products that tie at BF16's precision among them) with every code: the x86 path rounds the
+/// 16 values `s q` of a group once into a table and looks the codes up; every path meets the
+/// oracle bit for bit. One group per scale word, its 64 codes all 16 values four times.
+#[test]
+fn q4_every_scale_word_with_every_code_dequantizes_exactly() {
+    let (n, k) = (64, 1024 * 64);
+    let desc = TensorDesc::for_format(Format::Q4G64F16S, &[n, k]).unwrap();
+    let codes: Vec<i8> = (0..n * k).map(|i| ((i * 5 + i / 64) % 16) as i8 - 8).collect();
+    let scales: Vec<u16> = (0..n * k / 64).map(|i| i as u16).collect();
+    let mut p = vec![0u8; desc.payload_len()];
+    if let ninfer_core::layout::Geometry::RowSplit(g) = desc.geometry() {
+        g.pack(&codes, &scales, &mut p).unwrap();
+    }
+    assert!(p.iter().any(|&b| b != 0));
+    for isa in Isa::available() {
+        check_dequant(isa, &desc, &p, 2);
+    }
+}
+
 #[test]
 fn contiguous_tensors_of_other_ranks_decode_by_first_dimension() {
     let desc = TensorDesc::for_format(Format::Bf16, &[4, 3, 5]).unwrap();

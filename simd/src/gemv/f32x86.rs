@@ -1017,6 +1017,9 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
 /// times `2^-(32 - b)`, `d` its 128 positions in order.
 #[inline(always)]
 fn dequant_chunk_v3<T: ChunkOut>(s: pulp::x86::V3, g: Grouped, code: &[u8], sc: &[f32], d: &mut [T; CHUNK]) {
+    if g == Grouped::Q4 && T::q4_chunk(s, code, sc, d) {
+        return;
+    }
     let (avx, avx2) = (s.avx, s.avx2);
     let masks: [__m256i; 2] = pulp::cast(TOP_BYTES);
     let gpc = CHUNK / g.group_size();
@@ -1032,6 +1035,68 @@ fn dequant_chunk_v3<T: ChunkOut>(s: pulp::x86::V3, g: Grouped, code: &[u8], sc: 
                 masks.map(|m| avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(avx2._mm256_shuffle_epi8(v, m)), sg));
             T::put16(s, d, 2 * b + h, lo, hi);
         }
+    }
+}
+
+/// `q 2^28` for the Q4 codes `u = 0 .. 15` (two's complement nibbles: `q = u`, then `u - 16`).
+const Q4_TOP: [[f32; 8]; 2] = {
+    let mut t = [[0f32; 8]; 2];
+    let mut u = 0;
+    while u < 16 {
+        t[u / 8][u % 8] = (if u < 8 { u as i32 } else { u as i32 - 16 }) as f32 * (1u32 << 28) as f32;
+        u += 1;
+    }
+    t
+};
+
+/// The `vpshufb` tables of [`dequant_chunk_q4_bf16_v3`] for group `g` of the chunk: the low
+/// bytes and the high bytes of the 16 words `bf16(s q)`, each table in both 128-bit lanes.
+#[inline(always)]
+fn q4_bf16_tables(s: pulp::x86::V3, sc: &[f32], g: usize) -> (__m256i, __m256i) {
+    let (avx, avx2) = (s.avx, s.avx2);
+    let qt: [__m256; 2] = pulp::cast(Q4_TOP);
+    // Within each 128-bit lane: the 8 low bytes of its words, then the 8 high bytes.
+    let split = avx._mm256_setr_epi8(
+        0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11,
+        13, 15,
+    );
+    let sg = avx._mm256_set1_ps(sc.get(g).copied().unwrap_or(0.0));
+    let words = crate::dequant::x86::round16(s, avx._mm256_mul_ps(qt[0], sg), avx._mm256_mul_ps(qt[1], sg));
+    // Qwords: low bytes of words 0-7, of 8-15, high bytes of 0-7, of 8-15.
+    let t = avx2._mm256_permute4x64_epi64::<0xd8>(avx2._mm256_shuffle_epi8(words, split));
+    (
+        avx2._mm256_permute4x64_epi64::<0x44>(t),
+        avx2._mm256_permute4x64_epi64::<0xee>(t),
+    )
+}
+
+/// One Q4 chunk of [`dequant_row_v3`] to BF16 words by table: per group, the 16 words
+/// `bf16(s q)` (`q 2^28` times `s 2^-28`, the exact product, rounded by `round16`: the words the
+/// oracle's value rounds to) split into a low-byte and a high-byte `vpshufb` table; per 32
+/// positions, the nibbles index both tables and two byte unpacks interleave them into words.
+/// The code bytes' 8-byte quarters are reordered first (`vpermq` 0xd8) so that the unpacks
+/// give positions in order. `code` from the chunk's first byte, `sc` the chunk's two group
+/// scales times `2^-28` (a missing one 0, as in [`dequant_chunk_v3`]).
+#[inline(always)]
+pub(crate) fn dequant_chunk_q4_bf16_v3(s: pulp::x86::V3, code: &[u8], sc: &[f32], d: &mut [u16; CHUNK]) {
+    let (avx, avx2) = (s.avx, s.avx2);
+    let t = [q4_bf16_tables(s, sc, 0), q4_bf16_tables(s, sc, 1)];
+    let m = avx._mm256_set1_epi8(0x0f);
+    let v0 = avx2._mm256_permute4x64_epi64::<0xd8>(ld(code));
+    let v1 = avx2._mm256_permute4x64_epi64::<0xd8>(ld(&code[32..]));
+    // Block b (positions 32 b ..): the low nibbles of v0, v1, then the high ones; group b / 2.
+    let idx = [
+        avx2._mm256_and_si256(v0, m),
+        avx2._mm256_and_si256(v1, m),
+        avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v0), m),
+        avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v1), m),
+    ];
+    let d: &mut [[u16; 16]; 8] = pulp::bytemuck::cast_mut(d);
+    for (b, &i) in idx.iter().enumerate() {
+        let (tl, th) = t[b / 2];
+        let (lo, hi) = (avx2._mm256_shuffle_epi8(tl, i), avx2._mm256_shuffle_epi8(th, i));
+        d[2 * b] = pulp::cast(avx2._mm256_unpacklo_epi8(lo, hi));
+        d[2 * b + 1] = pulp::cast(avx2._mm256_unpackhi_epi8(lo, hi));
     }
 }
 
