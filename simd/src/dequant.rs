@@ -267,7 +267,7 @@ pub(crate) mod x86 {
     /// L1 cache between their decode and their rounding.
     const SEG: usize = 8;
 
-    /// One row to BF16 words on AVX2, bit-identical to [`row_bf16`]: the grouped, NVFP4 and FP8
+    /// One row to BF16 words on AVX2, bit-identical to [`super::row_bf16`]: the grouped, NVFP4 and FP8
     /// rows are decoded to f32 by their register decoders ([`row_f32_v3`], the f32 dequantize
     /// path) a segment of [`SEG`] chunks at a time into a stack buffer, then rounded 16 values
     /// at a time ([`bf16_of_f32`]); FP32 words are rounded straight from the payload; BF16 words
