@@ -13,9 +13,10 @@
 //! NaN keeps its sign and top payload bits and is made quiet).
 //!
 //! On AVX2 (`x86::row_bf16_v3`) the BF16 words are rounded 16 at a time in registers: the
-//! grouped formats straight from the f32 dequantizer's registers (`ChunkOut`, the same decode
-//! as the f32 output), NVFP4 and FP8 a segment of 8 chunks at a time through a 4 KiB stack
-//! buffer of f32 values, FP32 straight from the payload, BF16 copied with each NaN made quiet.
+//! grouped, NVFP4 and FP8 formats straight from their f32 dequantizers' registers
+//! (`ChunkOut`, the same decode as the f32 output; NVFP4 and FP8 went through 4 KiB segments of
+//! f32 values until session 20), FP32 straight from the payload, BF16 copied with each NaN made
+//! quiet.
 //! One unordered comparison per 16 values takes the NaN-free case without a blend. Measured
 //! with the report (`report --isa V3`, G weights/s, against the generic row, which decoded a
 //! chunk, then rounded it value by value): 64×8192 in L3, one thread, Q4 3.51 -> 5.92, FP32
@@ -28,6 +29,26 @@
 //! 16.16; 8192×8192 from memory, one / two threads, 5.92 / 11.17 -> 15.70 / 26.09. Q5 (32
 //! codes) and Q6/W8 would need two or more tables and a blend per lookup; they keep the
 //! rounding route.
+//!
+//! With AVX-512 BF16 (`Isa::V4` on such a CPU: AMD Zen 4 and later, Intel Cooper Lake and
+//! Sapphire Rapids and later) one `vcvtne2ps2bf16` rounds 16 values
+//! (`x86::row_bf16_avx512bf16`, the `CvtBf16` output word). Its rounding and NaN quieting are
+//! [`f32_to_bf16_rne`]'s, but it reads a subnormal binary32 as zero, so NVFP4, FP8 and FP32
+//! test each 16 values (`vfpclassps`) and round a block that holds one in integer registers;
+//! the grouped formats never produce one and skip the test (it cost them 20-25%). Q4 keeps its
+//! table. An ignored test checks all 2^32 binary32 words on every path (`.ci/run` runs it).
+//! `Isa::V4NoVnni` keeps the integer rounding, so both stay tested on such a CPU. Session 20,
+//! AMD EPYC (Zen 4 class), the report alternating the old and the new binary (`--isa V4`),
+//! medians, G weights/s: 64×8192 in L3, one thread, 3 alternations: Q5 5.64 -> 12.64, Q6 5.64
+//! -> 12.75, W8 6.29 -> 14.54, NVFP4 4.53 -> 6.78, FP8 6.43 -> 9.77, FP32 12.41 -> 14.61;
+//! 8192×8192 from memory, one / two threads, 2 alternations: Q5 5.61 / 10.66 -> 12.25 / 22.07,
+//! W8 6.26 / 11.81 -> 13.09 / 22.41, NVFP4 4.59 / 8.87 -> 6.86 / 12.73, FP8 6.04 / 10.68 ->
+//! 8.50 / 15.29. A first form that decoded to f32 segments and converted them afterwards gained
+//! far less (64×8192: Q5 5.66 -> 7.29): the store and reload of the f32 values cost as much as
+//! the conversion saved. On AVX2 the same session moved NVFP4 and FP8 from segments to the
+//! fused rounding: no change measured (64×8192: NVFP4 4.16 -> 4.18, FP8 6.26 -> 6.42), and the
+//! FP8 f32 row, now written per chunk through `ChunkOut`, reads 3-6% slower (12.80 -> 12.48 in
+//! L3; from memory 10.68 / 16.62 -> 10.04 / 15.86).
 //!
 //! The f32 output on AVX2 (`x86::row_f32_v3`) has a register decoder for every format: besides
 //! the grouped, NVFP4 and FP8 ones (in `gemv::f32x86`, `nvfp4x86`, `fp8x86`), BF16 words are
@@ -126,10 +147,11 @@ pub(crate) fn row_bf16(w: &Weights<'_>, row: usize, out: &mut [u16]) {
 pub(crate) trait OutWord: Copy + Send + Sync {
     fn row(w: &Weights<'_>, row: usize, out: &mut [Self]);
 
-    /// The row on an x86 token with AVX2: a register-decode fast path where one exists.
+    /// The row on an x86 token with AVX2: a register-decode fast path where one exists;
+    /// `bf16`: the CPU has AVX-512 BF16 and the token's path may use it (`V4Ext::bf16`).
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn row_v3(_s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [Self]) {
+    fn row_v3(_s: pulp::x86::V3, _bf16: bool, w: &Weights<'_>, row: usize, out: &mut [Self]) {
         Self::row(w, row, out)
     }
 }
@@ -142,7 +164,7 @@ impl OutWord for f32 {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [f32]) {
+    fn row_v3(s: pulp::x86::V3, _bf16: bool, w: &Weights<'_>, row: usize, out: &mut [f32]) {
         x86::row_f32_v3(s, w, row, 0, out)
     }
 }
@@ -155,23 +177,40 @@ impl OutWord for u16 {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [u16]) {
-        x86::row_bf16_v3(s, w, row, out)
+    fn row_v3(s: pulp::x86::V3, bf16: bool, w: &Weights<'_>, row: usize, out: &mut [u16]) {
+        if bf16 {
+            // SAFETY: `bf16` is only true on a `V4` token whose CPU has AVX-512 BF16 (`V4Ext`),
+            // and the `V4` token proves the AVX-512 F/BW/CD/DQ/VL features.
+            unsafe { x86::row_bf16_avx512bf16(s, w, row, out) }
+        } else {
+            x86::row_bf16_v3(s, w, row, out)
+        }
     }
 }
 
 /// Where an AVX2 dequantizer puts a chunk's 128 values: f32 words as they are, or their BF16
 /// words ([`f32_to_bf16_rne`], 16 at a time).
 #[cfg(target_arch = "x86_64")]
-pub(crate) trait ChunkOut: Copy + Default {
-    /// Values `16 j .. 16 j + 16` of the chunk, `lo` the first 8.
+pub(crate) trait ChunkOut: Copy + Default + pulp::bytemuck::Pod {
+    /// The output words of 16 values, `lo` the first 8.
+    fn words16(
+        s: pulp::x86::V3,
+        lo: core::arch::x86_64::__m256,
+        hi: core::arch::x86_64::__m256,
+    ) -> [Self; 16];
+
+    /// Values `16 j .. 16 j + 16` of the chunk ([`ChunkOut::words16`]), `lo` the first 8.
+    #[inline(always)]
     fn put16(
         s: pulp::x86::V3,
         d: &mut [Self; CHUNK],
         j: usize,
         lo: core::arch::x86_64::__m256,
         hi: core::arch::x86_64::__m256,
-    );
+    ) {
+        let d: &mut [[Self; 16]; 8] = pulp::bytemuck::cast_mut(d);
+        d[j % 8] = Self::words16(s, lo, hi);
+    }
 
     /// A whole Q4 chunk by another route, if this output word has one (`code` from the chunk's
     /// first byte, `sc` its two group scales times `2^-28`); `false`: nothing written.
@@ -184,31 +223,24 @@ pub(crate) trait ChunkOut: Copy + Default {
 #[cfg(target_arch = "x86_64")]
 impl ChunkOut for f32 {
     #[inline(always)]
-    fn put16(
+    fn words16(
         _: pulp::x86::V3,
-        d: &mut [f32; CHUNK],
-        j: usize,
         lo: core::arch::x86_64::__m256,
         hi: core::arch::x86_64::__m256,
-    ) {
-        let d: &mut [[f32; 8]; 16] = pulp::bytemuck::cast_mut(d);
-        d[(2 * j) % 16] = pulp::cast(lo);
-        d[(2 * j + 1) % 16] = pulp::cast(hi);
+    ) -> [f32; 16] {
+        pulp::cast([lo, hi])
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 impl ChunkOut for u16 {
     #[inline(always)]
-    fn put16(
+    fn words16(
         s: pulp::x86::V3,
-        d: &mut [u16; CHUNK],
-        j: usize,
         lo: core::arch::x86_64::__m256,
         hi: core::arch::x86_64::__m256,
-    ) {
-        let d: &mut [[u16; 16]; 8] = pulp::bytemuck::cast_mut(d);
-        d[j % 8] = pulp::cast(x86::round16(s, lo, hi));
+    ) -> [u16; 16] {
+        pulp::cast(x86::round16(s, lo, hi))
     }
 
     #[inline(always)]
@@ -218,12 +250,52 @@ impl ChunkOut for u16 {
     }
 }
 
+/// BF16 words rounded by AVX-512 BF16 (`vcvtne2ps2bf16`, [`x86::cvt16`]): the output word of
+/// the dequantizers under [`x86::row_bf16_avx512bf16`], the only code it is used in. The
+/// instruction reads a subnormal binary32 as zero, so with `SUB` each 16 values are first
+/// tested for one (`vfpclassps`) and, if any, rounded in integer registers ([`x86::round16`]).
+/// The grouped formats go without the test (`SUB = false`; it cost 20-25% there): a grouped
+/// value `s q` is never subnormal (zero, or at least `2^-24` in magnitude: a binary16 scale
+/// times an integer code; the dequantizer's exact factors `q 2^(32 - b)` and `s 2^-(32 - b)`
+/// are normal too).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Default)]
+#[repr(transparent)]
+pub(crate) struct CvtBf16<const SUB: bool>(u16);
+
+// SAFETY: a transparent wrapper of `u16`: every bit pattern is valid, zero included, no padding.
+#[cfg(target_arch = "x86_64")]
+unsafe impl<const SUB: bool> pulp::bytemuck::Zeroable for CvtBf16<SUB> {}
+// SAFETY: as above.
+#[cfg(target_arch = "x86_64")]
+unsafe impl<const SUB: bool> pulp::bytemuck::Pod for CvtBf16<SUB> {}
+
+#[cfg(target_arch = "x86_64")]
+impl<const SUB: bool> ChunkOut for CvtBf16<SUB> {
+    #[inline(always)]
+    fn words16(
+        s: pulp::x86::V3,
+        lo: core::arch::x86_64::__m256,
+        hi: core::arch::x86_64::__m256,
+    ) -> [CvtBf16<SUB>; 16] {
+        // SAFETY: `CvtBf16` rows run only under `row_bf16_avx512bf16`, whose caller proved
+        // AVX-512 BF16 and the `V4` features (AVX-512 F/BW/CD/DQ/VL).
+        pulp::cast(unsafe { x86::cvt16_or_round(s, SUB, lo, hi) })
+    }
+
+    #[inline(always)]
+    fn q4_chunk(s: pulp::x86::V3, code: &[u8], sc: &[f32], d: &mut [CvtBf16<SUB>; CHUNK]) -> bool {
+        crate::gemv::f32x86::dequant_chunk_q4_bf16_v3(s, code, sc, pulp::bytemuck::cast_mut(d));
+        true
+    }
+}
+
 /// The AVX2 rows (`V3`; `V4` runs them too).
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86 {
     use core::arch::x86_64::{__m256, __m256i, _CMP_UNORD_Q};
 
-    use super::f32_to_bf16_rne;
+    use super::{f32_to_bf16_rne, ChunkOut};
     use crate::gemv::{f32x86, fp8x86, nvfp4x86};
     use crate::weights::{Weights, CHUNK};
 
@@ -263,30 +335,106 @@ pub(crate) mod x86 {
         }
     }
 
-    /// Chunks per segment of a BF16-output row: the f32 values of a segment (4 KiB) stay in the
-    /// L1 cache between their decode and their rounding.
-    const SEG: usize = 8;
-
-    /// One row to BF16 words on AVX2, bit-identical to [`super::row_bf16`]: the grouped, NVFP4 and FP8
-    /// rows are decoded to f32 by their register decoders ([`row_f32_v3`], the f32 dequantize
-    /// path) a segment of [`SEG`] chunks at a time into a stack buffer, then rounded 16 values
-    /// at a time ([`bf16_of_f32`]); FP32 words are rounded straight from the payload; BF16 words
-    /// are copied, a NaN word made quiet ([`quiet_bf16`]).
+    /// One row to BF16 words on AVX2, bit-identical to [`super::row_bf16`]: the grouped, NVFP4
+    /// and FP8 rows by their f32 register decoders (those of [`row_f32_v3`]), each 16 values
+    /// rounded in registers as they come ([`round16`], `ChunkOut for u16`; the Q4 rows by table);
+    /// FP32 words rounded straight from the payload ([`bf16_of_f32`]); BF16 words copied, a NaN
+    /// word made quiet ([`quiet_bf16`]).
     #[inline(always)]
     pub(super) fn row_bf16_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [u16]) {
         match *w {
             Weights::Bf16 { k, words, .. } => quiet_bf16(s, &words[2 * k * row..2 * k * (row + 1)], out),
             Weights::Fp32 { k, words, .. } => bf16_of_f32(s, &words[4 * k * row..4 * k * (row + 1)], out),
             Weights::Grouped { .. } => f32x86::dequant_row_v3(s, w, row, 0, out),
-            Weights::Nvfp4 { .. } | Weights::Fp8 { .. } => {
-                let mut buf = [0f32; SEG * CHUNK];
-                for (i, o) in out.chunks_mut(SEG * CHUNK).enumerate() {
-                    let b = &mut buf[..o.len()];
-                    row_f32_v3(s, w, row, SEG * i, b);
-                    bf16_of_f32(s, pulp::bytemuck::cast_slice(b), o);
-                }
+            Weights::Nvfp4 { .. } => nvfp4x86::dequant_row_v3(s, w, row, 0, out),
+            Weights::Fp8 { .. } => fp8x86::dequant_row_fast_v3(s, w, row, 0, out),
+        }
+    }
+
+    /// [`row_bf16_v3`] with the rounding by AVX-512 BF16 ([`cvt16_or_round`]): the grouped
+    /// rows (`CvtBf16<false>`: never a subnormal; Q4 still by table), NVFP4 and FP8
+    /// (`CvtBf16<true>`) from their f32 register decoders, FP32 (`CvtBf16<true>`) from the
+    /// payload ([`bf16_of_f32`]), BF16 as [`row_bf16_v3`] copies it. This function enables the
+    /// AVX-512 features itself so that the rounding inlines into each decoder's chunk loop (FP8
+    /// enters its F16C body directly for that reason).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F/BW/CD/DQ/VL and BF16.
+    #[target_feature(
+        enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512bf16,avx2,fma,bmi1,bmi2,lzcnt,popcnt"
+    )]
+    pub(super) unsafe fn row_bf16_avx512bf16(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [u16]) {
+        match *w {
+            Weights::Bf16 { .. } => row_bf16_v3(s, w, row, out),
+            Weights::Fp32 { k, words, .. } => bf16_of_f32(
+                s,
+                &words[4 * k * row..4 * k * (row + 1)],
+                pulp::bytemuck::cast_slice_mut::<u16, super::CvtBf16<true>>(out),
+            ),
+            Weights::Grouped { .. } => f32x86::dequant_row_v3(
+                s,
+                w,
+                row,
+                0,
+                pulp::bytemuck::cast_slice_mut::<u16, super::CvtBf16<false>>(out),
+            ),
+            Weights::Nvfp4 { .. } => nvfp4x86::dequant_row_v3(
+                s,
+                w,
+                row,
+                0,
+                pulp::bytemuck::cast_slice_mut::<u16, super::CvtBf16<true>>(out),
+            ),
+            Weights::Fp8 { .. } => {
+                let out = pulp::bytemuck::cast_slice_mut::<u16, super::CvtBf16<true>>(out);
+                // SAFETY: AVX-512 F implies F16C (this function's caller proved AVX-512 F).
+                unsafe { fp8x86::dequant_row_f16c(s, w, row, 0, out) }
             }
         }
+    }
+
+    /// [`f32_to_bf16_rne`] of 16 values (`lo` the first 8) by one `vcvtne2ps2bf16` ([`cvt16`]),
+    /// which rounds to nearest even and quiets a NaN the same way but reads a subnormal binary32
+    /// as zero: with `sub` the values are first tested for one ([`any_subnormal`]) and, if any,
+    /// rounded in integer registers ([`round16`]); without, the caller vouches there is none.
+    /// Meant to be inlined into code that enables AVX-512 F/DQ/VL and BF16
+    /// ([`row_bf16_avx512bf16`]).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F/DQ/VL and BF16.
+    #[inline(always)]
+    pub(crate) unsafe fn cvt16_or_round(s: pulp::x86::V3, sub: bool, lo: __m256, hi: __m256) -> [u16; 16] {
+        // SAFETY: the caller guarantees AVX-512 F/DQ/VL.
+        if sub && unsafe { any_subnormal(lo, hi) } {
+            pulp::cast(round16(s, lo, hi))
+        } else {
+            // SAFETY: the caller guarantees AVX-512 F/VL and BF16.
+            unsafe { cvt16(lo, hi) }
+        }
+    }
+
+    /// The BF16 words of `lo` (the first 8) and `hi` by one `vcvtne2ps2bf16`: [`f32_to_bf16_rne`]
+    /// of each value that is not a subnormal binary32 (which it reads as zero).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, VL and BF16.
+    #[target_feature(enable = "avx512f,avx512vl,avx512bf16")]
+    #[inline]
+    pub(crate) unsafe fn cvt16(lo: __m256, hi: __m256) -> [u16; 16] {
+        let r = core::arch::x86_64::_mm256_cvtne2ps_pbh(hi, lo);
+        // SAFETY: 16 BF16 lanes are 16 plain 16-bit words.
+        unsafe { core::mem::transmute::<core::arch::x86_64::__m256bh, [u16; 16]>(r) }
+    }
+
+    /// Whether any of the 16 values is a subnormal binary32 (`vfpclassps` category 0x20).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 DQ and VL.
+    #[target_feature(enable = "avx512f,avx512vl,avx512dq")]
+    #[inline]
+    pub(crate) unsafe fn any_subnormal(lo: __m256, hi: __m256) -> bool {
+        use core::arch::x86_64::_mm256_fpclass_ps_mask;
+        _mm256_fpclass_ps_mask::<0x20>(lo) | _mm256_fpclass_ps_mask::<0x20>(hi) != 0
     }
 
     /// The rounded BF16 word of 8 lanes that are not NaN, each in the low half of its 32-bit
@@ -331,17 +479,22 @@ pub(crate) mod x86 {
     }
 
     /// The little-endian binary32 values in `src` (4 bytes each, any alignment) to their BF16
-    /// words ([`f32_to_bf16_rne`]); `out.len() == src.len() / 4`.
+    /// words ([`f32_to_bf16_rne`]), 16 at a time ([`ChunkOut::words16`]); `out.len() ==
+    /// src.len() / 4`. The tail from a zero-padded copy.
     #[inline(always)]
-    fn bf16_of_f32(s: pulp::x86::V3, src: &[u8], out: &mut [u16]) {
+    fn bf16_of_f32<T: ChunkOut>(s: pulp::x86::V3, src: &[u8], out: &mut [T]) {
         let (o16, orest) = out.as_chunks_mut::<16>();
         let (s64, srest) = src.as_chunks::<64>();
         for (o, b) in o16.iter_mut().zip(s64) {
             let [lo, hi]: [__m256; 2] = pulp::cast(*b);
-            *o = pulp::cast(round16(s, lo, hi));
+            *o = T::words16(s, lo, hi);
         }
-        for (o, b) in orest.iter_mut().zip(srest.as_chunks::<4>().0) {
-            *o = f32_to_bf16_rne(f32::from_le_bytes(*b));
+        if !orest.is_empty() {
+            let mut b = [0u8; 64];
+            b[..srest.len()].copy_from_slice(srest);
+            let [lo, hi]: [__m256; 2] = pulp::cast(b);
+            let n = orest.len();
+            orest.copy_from_slice(&T::words16(s, lo, hi)[..n]);
         }
     }
 
@@ -392,7 +545,12 @@ impl<T: OutWord> WithSimd for DequantOp<'_, '_, T> {
 /// [`DequantOp`] on an x86 token with AVX2 (`V3`, or `V4` which includes it): rows through
 /// [`OutWord::row_v3`].
 #[cfg(target_arch = "x86_64")]
-pub(crate) struct DequantV3Op<'a, 'b, T>(pub(crate) pulp::x86::V3, pub(crate) DequantOp<'a, 'b, T>);
+pub(crate) struct DequantV3Op<'a, 'b, T>(
+    pub(crate) pulp::x86::V3,
+    /// The BF16 output may use AVX-512 BF16 ([`OutWord::row_v3`]).
+    pub(crate) bool,
+    pub(crate) DequantOp<'a, 'b, T>,
+);
 
 #[cfg(target_arch = "x86_64")]
 impl<T: OutWord> WithSimd for DequantV3Op<'_, '_, T> {
@@ -400,13 +558,13 @@ impl<T: OutWord> WithSimd for DequantV3Op<'_, '_, T> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, _simd: S) {
-        let DequantV3Op(s, op) = self;
+        let DequantV3Op(s, bf16, op) = self;
         let k = op.w.k();
         if k == 0 {
             return;
         }
         for (j, o) in op.out.chunks_exact_mut(k).enumerate() {
-            T::row_v3(s, &op.w, op.sel.src(op.i0 + j), o);
+            T::row_v3(s, bf16, &op.w, op.sel.src(op.i0 + j), o);
         }
     }
 }

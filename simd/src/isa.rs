@@ -25,10 +25,12 @@ pub enum Isa {
     /// pulp `x86::V3_512b`: 16-lane shapes on AVX2 hardware (for testing the 16-lane code).
     V3_512b,
     /// x86-64 AVX-512 F/BW/CD/DQ/VL, 16 f32 lanes (pulp `x86::V4`); the I8 profile uses
-    /// AVX-512 VNNI (`vpdpbusd`) when the CPU has it.
+    /// AVX-512 VNNI (`vpdpbusd`) when the CPU has it, and the BF16 output of the dequantizers
+    /// AVX-512 BF16 (`vcvtne2ps2bf16`) when the CPU has it.
     V4,
-    /// `V4` with the I8 integer dots forced to AVX-512BW `maddubs`/`madd` even where VNNI
-    /// exists, so that path is testable everywhere.
+    /// `V4` without its optional extensions, so the base paths are testable everywhere: the I8
+    /// integer dots forced to AVX-512BW `maddubs`/`madd` even where VNNI exists, and the BF16
+    /// output of the dequantizers rounded in integer registers even where AVX-512 BF16 exists.
     V4NoVnni,
     /// aarch64 NEON; the I8 profile uses `sdot` when the CPU has the dotprod extension.
     Neon,
@@ -104,11 +106,19 @@ impl Isa {
                 .ok_or(KernelError::IsaUnavailable(self)),
             #[cfg(target_arch = "x86_64")]
             Isa::V4 => pulp::x86::V4::try_new()
-                .map(|s| Token::V4(s, std::arch::is_x86_feature_detected!("avx512vnni")))
+                .map(|s| {
+                    Token::V4(
+                        s,
+                        V4Ext {
+                            vnni: std::arch::is_x86_feature_detected!("avx512vnni"),
+                            bf16: std::arch::is_x86_feature_detected!("avx512bf16"),
+                        },
+                    )
+                })
                 .ok_or(KernelError::IsaUnavailable(self)),
             #[cfg(target_arch = "x86_64")]
             Isa::V4NoVnni => pulp::x86::V4::try_new()
-                .map(|s| Token::V4(s, false))
+                .map(|s| Token::V4(s, V4Ext::default()))
                 .ok_or(KernelError::IsaUnavailable(self)),
             #[cfg(target_arch = "aarch64")]
             Isa::Neon => pulp::aarch64::Neon::try_new()
@@ -133,12 +143,24 @@ pub(crate) enum Token {
     V3(pulp::x86::V3),
     #[cfg(target_arch = "x86_64")]
     V3_512b(pulp::x86::V3),
-    /// The bool says whether the I8 dot products may use AVX-512 VNNI.
+    /// The optional extensions the kernels may use ([`V4Ext`]).
     #[cfg(target_arch = "x86_64")]
-    V4(pulp::x86::V4, bool),
+    V4(pulp::x86::V4, V4Ext),
     /// The bool says whether the I8 dot products may use `sdot` (dotprod).
     #[cfg(target_arch = "aarch64")]
     Neon(pulp::aarch64::Neon, bool),
+}
+
+/// The optional AVX-512 extensions a `V4` token's kernels may use: each flag is true only when
+/// the CPU has the extension (`is_x86_feature_detected!` when the token is made) and the path is
+/// [`Isa::V4`] ([`Isa::V4NoVnni`] turns both off).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct V4Ext {
+    /// AVX-512 VNNI: the `I8` dot products by `vpdpbusd`.
+    pub(crate) vnni: bool,
+    /// AVX-512 BF16: the BF16 output of the dequantizers by `vcvtne2ps2bf16`.
+    pub(crate) bf16: bool,
 }
 
 impl Token {

@@ -70,7 +70,7 @@
 //! ## Dispatch
 //!
 //! One run-time dispatch per call ([`Isa::detect`]): AVX-512 (`pulp::x86::V4`, with VNNI for
-//! the I8 dots where present), AVX2 + FMA (`pulp::x86::V3`, with AVX-VNNI for the
+//! the I8 dots and AVX-512 BF16 for the BF16 output of the dequantizers where present), AVX2 + FMA (`pulp::x86::V3`, with AVX-VNNI for the
 //! row-split and NVFP4 `I8` dots where present), NEON (aarch64), else scalar. The
 //! dequantize kernels and the `F32` GEMV are written once over `pulp::Simd` (`WithSimd`) and
 //! monomorphised per token; the `I8` integer dots are per-ISA intrinsics behind one small trait
@@ -81,7 +81,8 @@
 //! `simd/src/gemv/f32x86.rs`); its integer sums are exact and its float operations are the
 //! generic kernel's, in the same order. [`Isa::V3_512b`] runs the 16-lane shapes on AVX2 so
 //! tests cover them on an AVX2-only machine; [`Isa::V4NoVnni`] forces the AVX-512BW dots where
-//! VNNI exists, so both AVX-512 dot paths are tested on a VNNI machine.
+//! VNNI exists and the integer BF16 rounding where AVX-512 BF16 exists, so both forms of each
+//! are tested on such a machine.
 //!
 //! ## Performance
 //!
@@ -197,7 +198,10 @@
 //! `cargo test -p ninfer-simd` runs every available path ([`Isa::available`]: V4, V4NoVnni, V3,
 //! the 16-lane V3_512b and Scalar on x86-64) against the core oracle at K = 1, 63, 64, 65, 127, 128,
 //! 129, 4097 (NVFP4: 16, 64, 80, 128, 144, 4112), N = 1, 7, 129, unaligned buffers, B = 1..8 and
-//! 1/2/3 threads. `tests/avx512.rs` prints `SKIPPED: ...` where the CPU lacks AVX-512.
+//! 1/2/3 threads. `tests/avx512.rs` prints `SKIPPED: ...` where the CPU lacks AVX-512 (or,
+//! for the `vcvtne2ps2bf16` route, AVX-512 BF16). An ignored test rounds all 2^32 binary32
+//! words to BF16 on every path (`cargo test -p ninfer-simd --release --test dequant --
+//! --ignored every_binary32`, run by `.ci/run`).
 //! `.ci/simd-neon.sh` runs the same tests for aarch64 under qemu-user (NEON with `sdot`, NEON
 //! with widening multiplies, Scalar); `.cargo/config.toml` holds the cross linker and runner.
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -470,9 +474,9 @@ fn run_dequant<T: OutWord>(
             };
             match token {
                 #[cfg(target_arch = "x86_64")]
-                isa::Token::V3(s) => pulp::Simd::vectorize(s, dequant::DequantV3Op(s, op)),
+                isa::Token::V3(s) => pulp::Simd::vectorize(s, dequant::DequantV3Op(s, false, op)),
                 #[cfg(target_arch = "x86_64")]
-                isa::Token::V4(s, _) => pulp::Simd::vectorize(s, dequant::DequantV3Op(*s, op)),
+                isa::Token::V4(s, ext) => pulp::Simd::vectorize(s, dequant::DequantV3Op(*s, ext.bf16, op)),
                 _ => token.vectorize(op),
             }
         }

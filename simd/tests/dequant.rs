@@ -94,9 +94,10 @@ fn every_fp8_code_and_extreme_row_scales_decode_exactly() {
 #[test]
 fn every_e2m1_word_and_e4m3fn_scale_decodes_exactly() {
     // Each row holds all 16 E2M1 words per block; the 127 valid scale words cycle over blocks;
-    // divisors that round (3), are tiny (1e-30) or huge (7e20).
+    // divisors that round (3), are tiny (1e-30) or huge (7e20, and 1e36, which makes the
+    // smallest values binary32 subnormals: the AVX-512 BF16 route rounds those blocks itself).
     let (n, k) = (3, 127 * 16 + 16);
-    for d in [3.0f32, 1e-30, 7.0e20, 1.0] {
+    for d in [3.0f32, 1e-30, 7.0e20, 1e36, 1.0] {
         let desc = TensorDesc::for_format(Format::Nvfp4, &[n, k]).unwrap();
         let codes: Vec<u8> = (0..n * k).map(|i| (i % 16) as u8).collect();
         let scales: Vec<u8> = (0..n * k / 16).map(|i| (i % 127) as u8).collect();
@@ -335,4 +336,43 @@ fn bad_requests_are_errors_not_panics() {
     // Empty ranges and lists are fine.
     isa.dequantize_f32(&desc, &p, 3..3, &mut [], 2).unwrap();
     isa.gather_bf16(&desc, &p, &[], &mut [], 2).unwrap();
+}
+
+/// Every binary32 bit pattern (all 2^32) as an FP32 tensor dequantized to BF16 words on every
+/// available path against the core's `f32_to_bf16_rne`, 2^24 words per call. Exhaustive, so
+/// it runs in release only where asked (`.ci/run`: `cargo test -p ninfer-simd --release --test
+/// dequant -- --ignored every_binary32 --nocapture`; about 6 s per path on a 2-core AMD EPYC).
+/// It covers the AVX2 rounding in registers (`V3`) and, where the CPU has AVX-512 BF16, the
+/// `vcvtne2ps2bf16` route with its value-by-value rounding of blocks holding a subnormal (`V4`).
+#[test]
+#[ignore = "exhaustive (2^32 words per path): run in release, see the doc comment"]
+fn every_binary32_word_rounds_to_bf16_on_every_path() {
+    use ninfer_core::word::bf16::f32_to_bf16_rne;
+    let k = 1usize << 24;
+    let desc = TensorDesc::for_format(Format::Fp32, &[1, k]).unwrap();
+    let mut p = vec![0u8; 4 * k];
+    let mut out = vec![0u16; k];
+    for isa in Isa::available() {
+        let t = std::time::Instant::now();
+        for c in 0..256u32 {
+            for (i, w) in p.chunks_exact_mut(4).enumerate() {
+                w.copy_from_slice(&(c << 24 | i as u32).to_le_bytes());
+            }
+            isa.dequantize_bf16(&desc, &p, 0..1, &mut out, 2)
+                .expect("dequantize_bf16");
+            for (i, &b) in out.iter().enumerate() {
+                let v = f32::from_bits(c << 24 | i as u32);
+                assert_eq!(
+                    b,
+                    f32_to_bf16_rne(v),
+                    "{isa:?}: binary32 word {:#010x}",
+                    v.to_bits()
+                );
+            }
+        }
+        println!(
+            "{isa:?}: all 2^32 binary32 words round as the oracle does ({:.1} s)",
+            t.elapsed().as_secs_f64()
+        );
+    }
 }

@@ -30,6 +30,7 @@ use pulp::Simd;
 
 use super::f32x86::F32Job;
 use super::{store_rows, stream_rows};
+use crate::dequant::ChunkOut;
 use crate::prefetch;
 use crate::weights::{Weights, CHUNK};
 
@@ -489,10 +490,16 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
     }
 }
 
-/// Dequantize one FP8 row to f32 on AVX2: [`dequant_row_v3_f16c`] where the CPU has F16C, else
-/// [`dequant_row_v3`].
+/// Dequantize one FP8 row on AVX2 ([`ChunkOut`]: to f32, or to BF16 words rounded 16 at a time):
+/// [`dequant_row_v3_f16c`] where the CPU has F16C, else [`dequant_row_v3`].
 #[inline(always)]
-pub(crate) fn dequant_row_fast_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, c0: usize, out: &mut [f32]) {
+pub(crate) fn dequant_row_fast_v3<T: ChunkOut>(
+    s: pulp::x86::V3,
+    w: &Weights<'_>,
+    row: usize,
+    c0: usize,
+    out: &mut [T],
+) {
     if std::arch::is_x86_feature_detected!("f16c") {
         // SAFETY: F16C was detected just above; the token proves the V3 features.
         unsafe { dequant_row_v3_f16c(s, w, row, c0, out) }
@@ -513,57 +520,146 @@ pub(crate) fn dequant_row_fast_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize,
 /// # Safety
 /// The CPU must have the `V3` features (the token proves them) and F16C.
 #[target_feature(enable = "avx,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
-pub(crate) unsafe fn dequant_row_v3_f16c(
+pub(crate) unsafe fn dequant_row_v3_f16c<T: ChunkOut>(
     s: pulp::x86::V3,
     w: &Weights<'_>,
     row: usize,
     c0: usize,
-    out: &mut [f32],
+    out: &mut [T],
 ) {
-    let Weights::Fp8 { k, codes, .. } = *w else {
-        return;
-    };
+    // SAFETY: this function's caller guarantees F16C.
+    unsafe { dequant_row_f16c(s, w, row, c0, out) }
+}
+
+/// The body of [`dequant_row_v3_f16c`], inlined into it and into the AVX-512 BF16 row
+/// (`dequant::x86::row_bf16_avx512bf16`, whose rounding must inline into the chunk loop: it
+/// could not inside [`dequant_row_v3_f16c`], which lacks those features).
+///
+/// # Safety
+/// The CPU must have the `V3` features (the token proves them) and F16C.
+#[inline(always)]
+pub(crate) unsafe fn dequant_row_f16c<T: ChunkOut>(
+    s: pulp::x86::V3,
+    w: &Weights<'_>,
+    row: usize,
+    c0: usize,
+    out: &mut [T],
+) {
     let crate::weights::Post::Mul(m) = w.post(row) else {
         return;
     };
     // NaN and infinite multipliers fail this too.
-    let exact = m.abs() < TWO_P120;
-    if !exact {
+    if m.abs() >= TWO_P120 || m.is_nan() {
         return dequant_row_v3(s, w, row, c0, out);
     }
-    let (avx, avx2) = (s.avx, s.avx2);
-    let m8 = avx._mm256_set1_ps(m * 256.0);
-    let mv = avx._mm256_set1_ps(m);
-    let fe = avx._mm256_set1_epi8(0xfeu8 as i8);
-    let at = row * k + CHUNK * c0;
-    let rc = &codes[at..at + out.len()];
-    for (i, (o, b)) in out.chunks_exact_mut(32).zip(rc.chunks_exact(32)).enumerate() {
-        if i % 128 == 0 {
-            prefetch::line(b.as_ptr().wrapping_add(PF));
-        }
-        let b: &[u8; 32] = b.try_into().unwrap_or(&[0; 32]);
-        let v: __m256i = pulp::cast(*b);
+    let avx = s.avx;
+    let dec = F16cChunk {
+        m8: avx._mm256_set1_ps(m * 256.0),
+        mv: avx._mm256_set1_ps(m),
+    };
+    row_chunks(s, dec, w, row, c0, out);
+}
+
+/// How a row dequantizer decodes a chunk of FP8 codes (a trait, not a closure: a closure is not
+/// inlined into the `target_feature` context).
+trait Fp8Chunk: Copy {
+    /// The 128 values of code bytes `b` into `d`, 16 at a time.
+    fn chunk<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; CHUNK], d: &mut [T; CHUNK]);
+}
+
+/// [`dequant_row_v3_f16c`]'s chunk: per 32 words through binary16 ([`decode32_f16c`], times
+/// `m8 = m 2^8`), or, with a NaN word among them, the integer route ([`int32_times`], times
+/// `mv = m`). Only used inside [`dequant_row_v3_f16c`] (F16C).
+#[derive(Clone, Copy)]
+struct F16cChunk {
+    m8: __m256,
+    mv: __m256,
+}
+
+impl Fp8Chunk for F16cChunk {
+    #[inline(always)]
+    fn chunk<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; CHUNK], d: &mut [T; CHUNK]) {
+        let (avx, avx2) = (s.avx, s.avx2);
         // `b + b` is `0xfe` exactly for a NaN word (see `rows_v3_nb`).
-        let nan = avx2._mm256_movemask_epi8(avx2._mm256_cmpeq_epi8(avx2._mm256_add_epi8(v, v), fe)) != 0;
-        let o: &mut [[f32; 8]] = pulp::bytemuck::cast_slice_mut(o);
-        if nan {
-            o.copy_from_slice(&int32_times(s, b, mv));
-        } else {
-            let wv = decode32_f16c(s, v);
-            for (d, &wj) in o.iter_mut().zip(&wv) {
-                *d = pulp::cast(avx._mm256_mul_ps(wj, m8));
-            }
+        let fe = avx._mm256_set1_epi8(0xfeu8 as i8);
+        for h in 0..4 {
+            let b: &[u8; 32] = b[32 * h..32 * h + 32].try_into().unwrap_or(&[0; 32]);
+            let v: __m256i = pulp::cast(*b);
+            let nan = avx2._mm256_movemask_epi8(avx2._mm256_cmpeq_epi8(avx2._mm256_add_epi8(v, v), fe)) != 0;
+            let q: [__m256; 4] = if nan {
+                pulp::cast(int32_times(s, b, self.mv))
+            } else {
+                let wv = decode32_f16c(s, v);
+                [
+                    avx._mm256_mul_ps(wv[0], self.m8),
+                    avx._mm256_mul_ps(wv[1], self.m8),
+                    avx._mm256_mul_ps(wv[2], self.m8),
+                    avx._mm256_mul_ps(wv[3], self.m8),
+                ]
+            };
+            T::put16(s, d, 2 * h, q[0], q[1]);
+            T::put16(s, d, 2 * h + 1, q[2], q[3]);
         }
     }
-    let done = out.len() / 32 * 32;
-    if done < out.len() {
-        // The last K % 32 words: the integer route on the rest of the row.
-        let rest = &mut out[done..];
-        let mut b = [0u8; 32];
-        b[..rest.len()].copy_from_slice(&rc[done..]);
-        let tmp: [f32; 32] = pulp::cast(int32_times(s, &b, mv));
-        let n = rest.len();
-        rest.copy_from_slice(&tmp[..n]);
+}
+
+/// [`dequant_row_v3`]'s chunk: 8 words at a time by the integer route ([`decode8_v3`]), times
+/// `mv = m`.
+#[derive(Clone, Copy)]
+struct IntChunk {
+    mv: __m256,
+}
+
+impl Fp8Chunk for IntChunk {
+    #[inline(always)]
+    fn chunk<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; CHUNK], d: &mut [T; CHUNK]) {
+        for j in 0..8 {
+            let b: &[u8; 16] = b[16 * j..16 * j + 16].try_into().unwrap_or(&[0; 16]);
+            let [q0, q1]: [u64; 2] = pulp::cast(*b);
+            let lo = s
+                .avx
+                ._mm256_mul_ps(decode8_v3(s, pulp::cast([q0, 0u64])), self.mv);
+            let hi = s
+                .avx
+                ._mm256_mul_ps(decode8_v3(s, pulp::cast([q1, 0u64])), self.mv);
+            T::put16(s, d, j, lo, hi);
+        }
+    }
+}
+
+/// The chunks of an FP8 row from chunk `c0` on, each decoded by `dec` into the 128 output
+/// values it goes to: in place for a whole chunk, through zero-padded copies for a partial last
+/// one (nothing is read past the row, and only the row's values are written). The code bytes
+/// are prefetched [`PF`] ahead once per 4 KiB.
+#[inline(always)]
+fn row_chunks<T: ChunkOut, D: Fp8Chunk>(
+    s: pulp::x86::V3,
+    dec: D,
+    w: &Weights<'_>,
+    row: usize,
+    c0: usize,
+    out: &mut [T],
+) {
+    let Weights::Fp8 { k, codes, .. } = *w else {
+        return;
+    };
+    let base = row * k + CHUNK * c0;
+    let rc = &codes[base..base + out.len()];
+    for (i, (o, b)) in out.chunks_mut(CHUNK).zip(rc.chunks(CHUNK)).enumerate() {
+        if i % (PF / CHUNK) == 0 {
+            prefetch::line(b.as_ptr().wrapping_add(PF));
+        }
+        match (<&[u8; CHUNK]>::try_from(b), <&mut [T; CHUNK]>::try_from(&mut *o)) {
+            (Ok(b), Ok(d)) => dec.chunk(s, b, d),
+            _ => {
+                let mut pb = [0u8; CHUNK];
+                pb[..b.len()].copy_from_slice(b);
+                let mut buf = [T::default(); CHUNK];
+                dec.chunk(s, &pb, &mut buf);
+                let n = o.len();
+                o.copy_from_slice(&buf[..n]);
+            }
+        }
     }
 }
 
@@ -578,45 +674,25 @@ fn int32_times(s: pulp::x86::V3, b: &[u8; 32], m: __m256) -> [[f32; 8]; 4] {
     out
 }
 
-/// Dequantize one FP8 row to f32 (AVX2; `V4` runs it too), bit-identical to the generic
-/// decoder: each byte's exact E4M3FN value ([`e4m3fn_lanes_v3`]) times the row's BF16
-/// multiplier (one correctly rounded IEEE multiplication, section 3.4). `out` holds the row's
-/// positions from chunk `c0` on (`128 c0..`): its length is a multiple of 128, or reaches K; a
-/// partial last block of 8 is decoded from a zero-padded copy (nothing is read past the row).
+/// Dequantize one FP8 row (AVX2; `V4` runs it too; [`ChunkOut`]: to f32, or to BF16 words
+/// rounded 16 at a time), bit-identical to the generic decoder: each byte's exact E4M3FN value
+/// ([`e4m3fn_lanes_v3`]) times the row's BF16 multiplier (one correctly rounded IEEE
+/// multiplication, section 3.4). `out` holds the row's positions from chunk `c0` on
+/// (`128 c0..`): its length is a multiple of 128, or reaches K; a partial last chunk is decoded
+/// from a zero-padded copy (nothing is read past the row).
 #[inline(always)]
-pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, c0: usize, out: &mut [f32]) {
-    let Weights::Fp8 { k, codes, .. } = *w else {
-        return;
-    };
+pub(crate) fn dequant_row_v3<T: ChunkOut>(
+    s: pulp::x86::V3,
+    w: &Weights<'_>,
+    row: usize,
+    c0: usize,
+    out: &mut [T],
+) {
     let crate::weights::Post::Mul(m) = w.post(row) else {
         return;
     };
-    let mv = s.avx._mm256_set1_ps(m);
-    let base = row * k + CHUNK * c0;
-    let rc = &codes[base..base + out.len()];
-    let mut blocks = out.chunks_exact_mut(8);
-    let mut at = 0;
-    for o in &mut blocks {
-        if at % 4096 == 0 {
-            prefetch::line(rc.as_ptr().wrapping_add(at + PF));
-        }
-        let b: &[u8; 8] = rc[at..at + 8].try_into().unwrap_or(&[0; 8]);
-        let v = s
-            .avx
-            ._mm256_mul_ps(decode8_v3(s, pulp::cast([u64::from_le_bytes(*b), 0u64])), mv);
-        let v: [f32; 8] = pulp::cast(v);
-        o.copy_from_slice(&v);
-        at += 8;
-    }
-    let tail = blocks.into_remainder();
-    if !tail.is_empty() {
-        let mut b = [0u8; 8];
-        b[..tail.len()].copy_from_slice(&rc[at..]);
-        let v = s
-            .avx
-            ._mm256_mul_ps(decode8_v3(s, pulp::cast([u64::from_le_bytes(b), 0u64])), mv);
-        let v: [f32; 8] = pulp::cast(v);
-        let n = tail.len();
-        tail.copy_from_slice(&v[..n]);
-    }
+    let dec = IntChunk {
+        mv: s.avx._mm256_set1_ps(m),
+    };
+    row_chunks(s, dec, w, row, c0, out);
 }

@@ -60,6 +60,8 @@ mod x86_tests;
 use ninfer_core::layout::TensorDesc;
 
 use crate::error::KernelError;
+#[cfg(target_arch = "x86_64")]
+use crate::isa::V4Ext;
 use crate::isa::{Isa, Token};
 use crate::threads::for_blocks;
 use crate::weights::{Weights, CHUNK};
@@ -221,9 +223,9 @@ fn run_i8(token: Token, job: i8::I8Job<'_, '_, '_>) {
             pulp::Simd::vectorize(s, nvfp4x86::I8V3(s, job))
         }
         #[cfg(target_arch = "x86_64")]
-        Token::V4(s, true) if nvfp4x86::takes(&job.w) => {
+        Token::V4(s, V4Ext { vnni: true, .. }) if nvfp4x86::takes(&job.w) => {
             // SAFETY: the flag is only true when `is_x86_feature_detected!("avx512vnni")`
-            // returned true when the token was made (see `Isa::token`).
+            // returned true when the token was made (see `Isa::token`, `V4Ext`).
             unsafe { nvfp4x86::i8_rows_v4_vnni(s, job) }
         }
         #[cfg(target_arch = "x86_64")]
@@ -233,9 +235,9 @@ fn run_i8(token: Token, job: i8::I8Job<'_, '_, '_>) {
             pulp::Simd::vectorize(s, i8x86::FastV3(s, job))
         }
         #[cfg(target_arch = "x86_64")]
-        Token::V4(s, true) if i8x86::takes(&job.w) => {
+        Token::V4(s, V4Ext { vnni: true, .. }) if i8x86::takes(&job.w) => {
             // SAFETY: the flag is only true when `is_x86_feature_detected!("avx512vnni")`
-            // returned true when the token was made (see `Isa::token`).
+            // returned true when the token was made (see `Isa::token`, `V4Ext`).
             unsafe { i8x86::rows_v4_vnni(s, job) }
         }
         #[cfg(target_arch = "x86_64")]

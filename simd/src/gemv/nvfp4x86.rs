@@ -136,6 +136,7 @@ use super::fp8x86::e4m3fn_lanes_v3;
 use super::i8::{tree8, I8Job, QuantAct};
 use super::i8x86::amd_cores;
 use super::{store_rows, stream_rows};
+use crate::dequant::ChunkOut;
 use crate::prefetch;
 use crate::weights::{Post, Weights, CHUNK};
 
@@ -1206,7 +1207,13 @@ const MAG: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
 /// `out` holds the row's positions from chunk `c0` on (`128 c0..`): its length is a multiple
 /// of 128, or reaches K.
 #[inline(always)]
-pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, c0: usize, out: &mut [f32]) {
+pub(crate) fn dequant_row_v3<T: ChunkOut>(
+    s: pulp::x86::V3,
+    w: &Weights<'_>,
+    row: usize,
+    c0: usize,
+    out: &mut [T],
+) {
     let Weights::Nvfp4 {
         row_bytes,
         codes,
@@ -1254,31 +1261,35 @@ pub(crate) fn dequant_row_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, c0: 
                 avx2._mm256_and_si256(avx2._mm256_slli_epi32::<28>(v), sign_bit),
             )
         };
-        let mut buf = [[0f32; 8]; 16];
-        // A whole chunk is written in place, 8 floats at a time (through `buf` the copy was a
+        let mut buf = [T::default(); CHUNK];
+        // A whole chunk is written in place, 16 values at a time (through `buf` the copy was a
         // `memmove` call per chunk); a partial last chunk through `buf`.
-        let full = o.len() == CHUNK;
-        let dst: &mut [[f32; 8]] = if full {
-            pulp::bytemuck::cast_slice_mut(o)
-        } else {
-            &mut buf
+        let (dst, partial) = match <&mut [T; CHUNK]>::try_from(&mut *o) {
+            Ok(d) => (d, false),
+            Err(_) => (&mut buf, true),
         };
+        // Sub-block j: positions 16 j .. 16 j + 16, code words 2 j and 2 j + 1.
         if nan {
-            for (i, d) in dst.iter_mut().enumerate() {
-                let (v, sign) = nib(i);
-                let e = avx2._mm256_or_si256(pulp::cast(avx2._mm256_permutevar8x32_ps(mag, v)), sign);
-                let scale = avx._mm256_set1_ps(sc[i / 2]);
-                *d = pulp::cast(avx._mm256_div_ps(avx._mm256_mul_ps(pulp::cast(e), scale), dv));
+            for (j, &sj) in sc.iter().enumerate() {
+                let scale = avx._mm256_set1_ps(sj);
+                let (v0, sign0) = nib(2 * j);
+                let (v1, sign1) = nib(2 * j + 1);
+                let e0 = avx2._mm256_or_si256(pulp::cast(avx2._mm256_permutevar8x32_ps(mag, v0)), sign0);
+                let e1 = avx2._mm256_or_si256(pulp::cast(avx2._mm256_permutevar8x32_ps(mag, v1)), sign1);
+                let lo = avx._mm256_div_ps(avx._mm256_mul_ps(pulp::cast(e0), scale), dv);
+                let hi = avx._mm256_div_ps(avx._mm256_mul_ps(pulp::cast(e1), scale), dv);
+                T::put16(s, dst, j, lo, hi);
             }
         } else {
-            for (i, d) in dst.iter_mut().enumerate() {
-                let (v, sign) = nib(i);
-                let e = avx2._mm256_permutevar8x32_ps(q[i / 2], v);
-                *d = pulp::cast(avx2._mm256_xor_si256(pulp::cast(e), sign));
+            for (j, &qj) in q.iter().enumerate() {
+                let (v0, sign0) = nib(2 * j);
+                let (v1, sign1) = nib(2 * j + 1);
+                let lo = avx2._mm256_xor_si256(pulp::cast(avx2._mm256_permutevar8x32_ps(qj, v0)), sign0);
+                let hi = avx2._mm256_xor_si256(pulp::cast(avx2._mm256_permutevar8x32_ps(qj, v1)), sign1);
+                T::put16(s, dst, j, pulp::cast(lo), pulp::cast(hi));
             }
         }
-        if !full {
-            let buf: [f32; CHUNK] = pulp::cast(buf);
+        if partial {
             let n = o.len();
             o.copy_from_slice(&buf[..n]);
         }
