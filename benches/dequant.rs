@@ -30,11 +30,10 @@ fn group<T: Copy + Default>(
         let rows = ((t << 19) / k).clamp(1, n);
         let mut out = vec![T::default(); rows * k];
         let id = BenchmarkId::new(format!("{n}x{k}"), format!("{t}thr"));
-        let mut i = 0usize;
+        let mut rot = common::Rotate::new(copies);
         g.bench_function(id, |b| {
             b.iter(|| {
-                i += 1;
-                let p = &copies[i % copies.len()];
+                let p = rot.next_copy();
                 let mut r0 = 0;
                 while r0 < n {
                     let r1 = (r0 + rows).min(n);

@@ -28,11 +28,10 @@ fn main() {
                 g.throughput(Throughput::Bytes(payload.len() as u64));
                 for t in common::THREADS {
                     let id = BenchmarkId::new(format!("{n}x{k}"), format!("{t}thr"));
-                    let mut i = 0usize;
+                    let mut rot = common::Rotate::new(&copies);
                     g.bench_function(id, |b| {
                         b.iter(|| {
-                            i += 1;
-                            let p = &copies[i % copies.len()];
+                            let p = rot.next_copy();
                             isa.gemv(&desc, p, profile, &x, &mut y, t).expect("gemv");
                         })
                     });

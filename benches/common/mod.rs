@@ -60,3 +60,23 @@ pub fn copies(payload: &[u8], n: usize, k: usize) -> Vec<Vec<u8>> {
     let c = placement.copies(payload.len(), llc_bytes());
     (0..c).map(|_| payload.to_vec()).collect()
 }
+
+/// The payload copies handed out in turn, the next one per iteration, so that consecutive
+/// iterations of a memory-resident shape never find their weights in the caches.
+pub struct Rotate<'a> {
+    copies: &'a [Vec<u8>],
+    i: usize,
+}
+
+impl<'a> Rotate<'a> {
+    /// Rotation over `copies` (at least one).
+    pub fn new(copies: &'a [Vec<u8>]) -> Rotate<'a> {
+        Rotate { copies, i: 0 }
+    }
+
+    /// The next copy.
+    pub fn next_copy(&mut self) -> &'a [u8] {
+        self.i += 1;
+        &self.copies[self.i % self.copies.len()]
+    }
+}

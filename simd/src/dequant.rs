@@ -309,14 +309,21 @@ pub(crate) mod x86 {
             Weights::Fp8 { .. } => fp8x86::dequant_row_fast_v3(s, w, row, c0, out),
             Weights::Grouped { .. } => f32x86::dequant_row_v3(s, w, row, c0, out),
             Weights::Bf16 { k, words, .. } => {
-                let at = 2 * (k * row + CHUNK * c0);
-                widen_bf16(s, &words[at..at + 2 * out.len()], out)
+                widen_bf16(s, row_words(words, 2, k, row, CHUNK * c0, out.len()), out)
             }
             Weights::Fp32 { k, words, .. } => {
-                let (at, n) = (4 * (k * row + CHUNK * c0), 4 * out.len());
-                pulp::bytemuck::cast_slice_mut::<f32, u8>(out).copy_from_slice(&words[at..at + n])
+                let src = row_words(words, 4, k, row, CHUNK * c0, out.len());
+                pulp::bytemuck::cast_slice_mut::<f32, u8>(out).copy_from_slice(src)
             }
         }
+    }
+
+    /// The payload bytes of `n` words of a direct-format row (`width` bytes per word, `k` words
+    /// per row) from position `p0` on.
+    #[inline(always)]
+    fn row_words(words: &[u8], width: usize, k: usize, row: usize, p0: usize, n: usize) -> &[u8] {
+        let at = width * (k * row + p0);
+        &words[at..at + width * n]
     }
 
     /// The little-endian BF16 words in `src` to their f32 values `w << 16` (exact),
@@ -343,8 +350,8 @@ pub(crate) mod x86 {
     #[inline(always)]
     pub(super) fn row_bf16_v3(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [u16]) {
         match *w {
-            Weights::Bf16 { k, words, .. } => quiet_bf16(s, &words[2 * k * row..2 * k * (row + 1)], out),
-            Weights::Fp32 { k, words, .. } => bf16_of_f32(s, &words[4 * k * row..4 * k * (row + 1)], out),
+            Weights::Bf16 { k, words, .. } => quiet_bf16(s, row_words(words, 2, k, row, 0, k), out),
+            Weights::Fp32 { k, words, .. } => bf16_of_f32(s, row_words(words, 4, k, row, 0, k), out),
             Weights::Grouped { .. } => f32x86::dequant_row_v3(s, w, row, 0, out),
             Weights::Nvfp4 { .. } => nvfp4x86::dequant_row_v3(s, w, row, 0, out),
             Weights::Fp8 { .. } => fp8x86::dequant_row_fast_v3(s, w, row, 0, out),
@@ -368,7 +375,7 @@ pub(crate) mod x86 {
             Weights::Bf16 { .. } => row_bf16_v3(s, w, row, out),
             Weights::Fp32 { k, words, .. } => bf16_of_f32(
                 s,
-                &words[4 * k * row..4 * k * (row + 1)],
+                row_words(words, 4, k, row, 0, k),
                 pulp::bytemuck::cast_slice_mut::<u16, super::CvtBf16<true>>(out),
             ),
             Weights::Grouped { .. } => f32x86::dequant_row_v3(

@@ -649,8 +649,10 @@ pub fn measure_kernel_near(
                 // Row blocks of about 2 MiB of f32 output per thread: the stores stay in the
                 // caches and a call is long enough to hide the thread start.
                 let rows = ((t.max(1) << 19) / k.max(1)).clamp(1, n.max(1));
-                let mut buf = vec![0f32; rows * k];
-                let mut words = vec![0u16; rows * k];
+                // Only the output buffer of the kernel measured.
+                let f32_out = kernel == Kernel::DequantizeF32;
+                let mut buf = vec![0f32; if f32_out { rows * k } else { 0 }];
+                let mut words = vec![0u16; if f32_out { 0 } else { rows * k }];
                 let bw0 = probe(t, residency);
                 let s = best_time(settings, |rep| {
                     let p = &copies[rep % copies.len()];
@@ -658,7 +660,7 @@ pub fn measure_kernel_near(
                     while r0 < n {
                         let r1 = (r0 + rows).min(n);
                         let len = (r1 - r0) * k;
-                        if kernel == Kernel::DequantizeF32 {
+                        if f32_out {
                             isa.dequantize_f32(desc, p, r0..r1, &mut buf[..len], t)?;
                         } else {
                             isa.dequantize_bf16(desc, p, r0..r1, &mut words[..len], t)?;
