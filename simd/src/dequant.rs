@@ -48,7 +48,9 @@
 //! the conversion saved. On AVX2 the same session moved NVFP4 and FP8 from segments to the
 //! fused rounding: no change measured (64×8192: NVFP4 4.16 -> 4.18, FP8 6.26 -> 6.42), and the
 //! FP8 f32 row, now written per chunk through `ChunkOut`, reads 3-6% slower (12.80 -> 12.48 in
-//! L3; from memory 10.68 / 16.62 -> 10.04 / 15.86).
+//! L3; from memory 10.68 / 16.62 -> 10.04 / 15.86). NVFP4's BF16 words on AVX2 then came from
+//! quotient tables rounded once per sub-block (`nvfp4x86::dequant_row_v3`): 8192×8192 from
+//! memory, one / two threads, 3.90 / 7.17 -> 4.58 / 8.22.
 //!
 //! The f32 output on AVX2 (`x86::row_f32_v3`) has a register decoder for every format: besides
 //! the grouped, NVFP4 and FP8 ones (in `gemv::f32x86`, `nvfp4x86`, `fp8x86`), BF16 words are
@@ -218,6 +220,32 @@ pub(crate) trait ChunkOut: Copy + Default + pulp::bytemuck::Pod {
     fn q4_chunk(_s: pulp::x86::V3, _code: &[u8], _sc: &[f32], _d: &mut [Self; CHUNK]) -> bool {
         false
     }
+
+    /// The sign bit of this output word within a 32-bit lane of [`ChunkOut::table8`]'s words:
+    /// 31 for f32, 15 for a BF16 word (`nvfp4x86::dequant_row_v3` XORs the sign of each code
+    /// there).
+    const SIGN_BIT: u32 = 31;
+
+    /// Eight values (none a NaN) as this output's words, one per 32-bit lane, for a table
+    /// lookup: f32 as it is (the default); `u16`: the BF16 word rounded ([`f32_to_bf16_rne`])
+    /// in the low 16 bits.
+    #[inline(always)]
+    fn table8(_s: pulp::x86::V3, q: core::arch::x86_64::__m256) -> core::arch::x86_64::__m256i {
+        pulp::cast(q)
+    }
+
+    /// Values `16 j .. 16 j + 16` of the chunk from two vectors of [`ChunkOut::table8`] words
+    /// (the default: f32 values through [`ChunkOut::put16`]).
+    #[inline(always)]
+    fn put16_words(
+        s: pulp::x86::V3,
+        d: &mut [Self; CHUNK],
+        j: usize,
+        lo: core::arch::x86_64::__m256i,
+        hi: core::arch::x86_64::__m256i,
+    ) {
+        Self::put16(s, d, j, pulp::cast(lo), pulp::cast(hi))
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -247,6 +275,26 @@ impl ChunkOut for u16 {
     fn q4_chunk(s: pulp::x86::V3, code: &[u8], sc: &[f32], d: &mut [u16; CHUNK]) -> bool {
         crate::gemv::f32x86::dequant_chunk_q4_bf16_v3(s, code, sc, d);
         true
+    }
+
+    // NVFP4's quotient tables rounded once per sub-block, 16 words packed from two vectors.
+    const SIGN_BIT: u32 = 15;
+
+    #[inline(always)]
+    fn table8(s: pulp::x86::V3, q: core::arch::x86_64::__m256) -> core::arch::x86_64::__m256i {
+        x86::round8(s, q)
+    }
+
+    #[inline(always)]
+    fn put16_words(
+        s: pulp::x86::V3,
+        d: &mut [u16; CHUNK],
+        j: usize,
+        lo: core::arch::x86_64::__m256i,
+        hi: core::arch::x86_64::__m256i,
+    ) {
+        let d: &mut [[u16; 16]; 8] = pulp::bytemuck::cast_mut(d);
+        d[j % 8] = pulp::cast(x86::pack16(s, lo, hi));
     }
 }
 
@@ -288,6 +336,9 @@ impl<const SUB: bool> ChunkOut for CvtBf16<SUB> {
         crate::gemv::f32x86::dequant_chunk_q4_bf16_v3(s, code, sc, pulp::bytemuck::cast_mut(d));
         true
     }
+
+    // NVFP4: the f32 tables and `put16` (a rounded table was slower here, measured in
+    // `nvfp4x86::dequant_row_v3`).
 }
 
 /// The AVX2 rows (`V3`; `V4` runs them too).
@@ -459,7 +510,7 @@ pub(crate) mod x86 {
 
     /// [`rne8`], and a NaN lane `b >> 16 | 0x40` (sign and top payload kept, made quiet).
     #[inline(always)]
-    fn round8(s: pulp::x86::V3, v: __m256) -> __m256i {
+    pub(crate) fn round8(s: pulp::x86::V3, v: __m256) -> __m256i {
         let (avx, avx2) = (s.avx, s.avx2);
         let nan = avx2._mm256_or_si256(
             avx2._mm256_srli_epi32::<16>(pulp::cast(v)),
@@ -467,6 +518,15 @@ pub(crate) mod x86 {
         );
         let unord: __m256i = pulp::cast(avx._mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
         avx2._mm256_blendv_epi8(rne8(s, v), nan, unord)
+    }
+
+    /// The 16-bit words in the low halves of the 32-bit lanes of `lo` (the first 8) and `hi`,
+    /// in order (`packus`, which keeps a word below 2^16 as it is, interleaves the halves by
+    /// 128-bit lane; `vpermq` puts them back).
+    #[inline(always)]
+    pub(crate) fn pack16(s: pulp::x86::V3, lo: __m256i, hi: __m256i) -> __m256i {
+        let avx2 = s.avx2;
+        avx2._mm256_permute4x64_epi64::<0xd8>(avx2._mm256_packus_epi32(lo, hi))
     }
 
     /// `f32_to_bf16_rne` of 16 values, the words in order: one unordered comparison of the two
