@@ -147,8 +147,8 @@ const TWO_P120: f32 = 1.329_228e36;
 /// halves of 16-bit words by a byte unpack rather than a widening and a shift, and the four
 /// vectors come back in position order. With that and the one-maximum NaN test of a chunk
 /// (session 8; it was a mask, a compare and an OR per 32 bytes): one thread, 128x8192
-/// cache-resident, medians of 3 alternations, 8.55 -> 9.19 G weights/s. Only inlined into
-/// [`rows_v3_f16c`].
+/// cache-resident, medians of 3 alternations, 8.55 -> 9.19 G weights/s. Only inlined into code
+/// with F16C: [`rows_v3_f16c`] and [`dequant_row_f16c`] (whose callers guarantee it).
 #[inline(always)]
 fn decode32_f16c(s: pulp::x86::V3, b: __m256i) -> [__m256; 4] {
     let (avx, avx2) = (s.avx, s.avx2);
@@ -162,7 +162,8 @@ fn decode32_f16c(s: pulp::x86::V3, b: __m256i) -> [__m256; 4] {
         let w = avx2._mm256_and_si256(avx2._mm256_srai_epi16::<1>(w), m);
         let q: [__m128i; 2] = pulp::cast(w);
         for (j, &qj) in q.iter().enumerate() {
-            // SAFETY: only reached from `rows_v3_f16c`, whose caller guarantees F16C.
+            // SAFETY: only reached from `rows_v3_f16c` and `dequant_row_f16c`, whose callers
+            // guarantee F16C.
             // Word vector h, 128-bit half j: bytes 16 j + 8 h.. (position order 2 j + h).
             out[2 * j + h] = unsafe { core::arch::x86_64::_mm256_cvtph_ps(qj) };
         }
@@ -569,7 +570,7 @@ trait Fp8Chunk: Copy {
 
 /// [`dequant_row_v3_f16c`]'s chunk: per 32 words through binary16 ([`decode32_f16c`], times
 /// `m8 = m 2^8`), or, with a NaN word among them, the integer route ([`int32_times`], times
-/// `mv = m`). Only used inside [`dequant_row_v3_f16c`] (F16C).
+/// `mv = m`). Only used inside [`dequant_row_f16c`] (F16C).
 #[derive(Clone, Copy)]
 struct F16cChunk {
     m8: __m256,
