@@ -47,8 +47,9 @@
 //! far less (64×8192: Q5 5.66 -> 7.29): the store and reload of the f32 values cost as much as
 //! the conversion saved. On AVX2 the same session moved NVFP4 and FP8 from segments to the
 //! fused rounding: no change measured (64×8192: NVFP4 4.16 -> 4.18, FP8 6.26 -> 6.42), and the
-//! FP8 f32 row, now written per chunk through `ChunkOut`, reads 3-6% slower (12.80 -> 12.48 in
-//! L3; from memory 10.68 / 16.62 -> 10.04 / 15.86). NVFP4's BF16 words on AVX2 then came from
+//! FP8 f32 row, now written 32 values at a time through `ChunkOut::words16`, reads about 3%
+//! slower (128×8192 in L3, 5 alternations: 12.94 -> 12.54; a first form, per 128-value chunk,
+//! read 12.33). NVFP4's BF16 words on AVX2 then came from
 //! quotient tables rounded once per sub-block (`nvfp4x86::dequant_row_v3`): 8192×8192 from
 //! memory, one / two threads, 3.90 / 7.17 -> 4.58 / 8.22.
 //!

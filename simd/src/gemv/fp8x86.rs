@@ -554,86 +554,75 @@ pub(crate) unsafe fn dequant_row_f16c<T: ChunkOut>(
         return dequant_row_v3(s, w, row, c0, out);
     }
     let avx = s.avx;
-    let dec = F16cChunk {
+    let dec = F16cBlock {
         m8: avx._mm256_set1_ps(m * 256.0),
         mv: avx._mm256_set1_ps(m),
     };
-    row_chunks(s, dec, w, row, c0, out);
+    row_blocks(s, dec, w, row, c0, out);
 }
 
-/// How a row dequantizer decodes a chunk of FP8 codes (a trait, not a closure: a closure is not
+/// How a row dequantizer decodes 32 FP8 codes (a trait, not a closure: a closure is not
 /// inlined into the `target_feature` context).
-trait Fp8Chunk: Copy {
-    /// The 128 values of code bytes `b` into `d`, 16 at a time.
-    fn chunk<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; CHUNK], d: &mut [T; CHUNK]);
+trait Fp8Block: Copy {
+    /// The 32 values of code bytes `b` into `d`, 16 at a time ([`ChunkOut::words16`]).
+    fn block<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; 32], d: &mut [T; 32]);
 }
 
-/// [`dequant_row_v3_f16c`]'s chunk: per 32 words through binary16 ([`decode32_f16c`], times
-/// `m8 = m 2^8`), or, with a NaN word among them, the integer route ([`int32_times`], times
-/// `mv = m`). Only used inside [`dequant_row_f16c`] (F16C).
+/// [`dequant_row_f16c`]'s block: through binary16 ([`decode32_f16c`], times `m8 = m 2^8`), or,
+/// with a NaN word among the 32, the integer route ([`int32_times`], times `mv = m`). Only used
+/// inside [`dequant_row_f16c`] (F16C).
 #[derive(Clone, Copy)]
-struct F16cChunk {
+struct F16cBlock {
     m8: __m256,
     mv: __m256,
 }
 
-impl Fp8Chunk for F16cChunk {
+impl Fp8Block for F16cBlock {
     #[inline(always)]
-    fn chunk<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; CHUNK], d: &mut [T; CHUNK]) {
+    fn block<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; 32], d: &mut [T; 32]) {
         let (avx, avx2) = (s.avx, s.avx2);
+        let v: __m256i = pulp::cast(*b);
         // `b + b` is `0xfe` exactly for a NaN word (see `rows_v3_nb`).
         let fe = avx._mm256_set1_epi8(0xfeu8 as i8);
-        for h in 0..4 {
-            let b: &[u8; 32] = b[32 * h..32 * h + 32].try_into().unwrap_or(&[0; 32]);
-            let v: __m256i = pulp::cast(*b);
-            let nan = avx2._mm256_movemask_epi8(avx2._mm256_cmpeq_epi8(avx2._mm256_add_epi8(v, v), fe)) != 0;
-            let q: [__m256; 4] = if nan {
-                pulp::cast(int32_times(s, b, self.mv))
-            } else {
-                let wv = decode32_f16c(s, v);
-                [
-                    avx._mm256_mul_ps(wv[0], self.m8),
-                    avx._mm256_mul_ps(wv[1], self.m8),
-                    avx._mm256_mul_ps(wv[2], self.m8),
-                    avx._mm256_mul_ps(wv[3], self.m8),
-                ]
-            };
-            T::put16(s, d, 2 * h, q[0], q[1]);
-            T::put16(s, d, 2 * h + 1, q[2], q[3]);
-        }
+        let nan = avx2._mm256_movemask_epi8(avx2._mm256_cmpeq_epi8(avx2._mm256_add_epi8(v, v), fe)) != 0;
+        let q: [__m256; 4] = if nan {
+            pulp::cast(int32_times(s, b, self.mv))
+        } else {
+            let wv = decode32_f16c(s, v);
+            [
+                avx._mm256_mul_ps(wv[0], self.m8),
+                avx._mm256_mul_ps(wv[1], self.m8),
+                avx._mm256_mul_ps(wv[2], self.m8),
+                avx._mm256_mul_ps(wv[3], self.m8),
+            ]
+        };
+        let d: &mut [[T; 16]; 2] = pulp::bytemuck::cast_mut(d);
+        d[0] = T::words16(s, q[0], q[1]);
+        d[1] = T::words16(s, q[2], q[3]);
     }
 }
 
-/// [`dequant_row_v3`]'s chunk: 8 words at a time by the integer route ([`decode8_v3`]), times
-/// `mv = m`.
+/// [`dequant_row_v3`]'s block: the integer route ([`int32_times`], times `mv = m`).
 #[derive(Clone, Copy)]
-struct IntChunk {
+struct IntBlock {
     mv: __m256,
 }
 
-impl Fp8Chunk for IntChunk {
+impl Fp8Block for IntBlock {
     #[inline(always)]
-    fn chunk<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; CHUNK], d: &mut [T; CHUNK]) {
-        for j in 0..8 {
-            let b: &[u8; 16] = b[16 * j..16 * j + 16].try_into().unwrap_or(&[0; 16]);
-            let [q0, q1]: [u64; 2] = pulp::cast(*b);
-            let lo = s
-                .avx
-                ._mm256_mul_ps(decode8_v3(s, pulp::cast([q0, 0u64])), self.mv);
-            let hi = s
-                .avx
-                ._mm256_mul_ps(decode8_v3(s, pulp::cast([q1, 0u64])), self.mv);
-            T::put16(s, d, j, lo, hi);
-        }
+    fn block<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; 32], d: &mut [T; 32]) {
+        let q: [__m256; 4] = pulp::cast(int32_times(s, b, self.mv));
+        let d: &mut [[T; 16]; 2] = pulp::bytemuck::cast_mut(d);
+        d[0] = T::words16(s, q[0], q[1]);
+        d[1] = T::words16(s, q[2], q[3]);
     }
 }
 
-/// The chunks of an FP8 row from chunk `c0` on, each decoded by `dec` into the 128 output
-/// values it goes to: in place for a whole chunk, through zero-padded copies for a partial last
-/// one (nothing is read past the row, and only the row's values are written). The code bytes
-/// are prefetched [`PF`] ahead once per 4 KiB.
+/// An FP8 row from chunk `c0` on, 32 codes at a time decoded by `dec` straight into `out`; the
+/// last `K % 32` from a zero-padded copy (nothing is read past the row, and only the row's
+/// values are written). The code bytes are prefetched [`PF`] ahead once per 4 KiB.
 #[inline(always)]
-fn row_chunks<T: ChunkOut, D: Fp8Chunk>(
+fn row_blocks<T: ChunkOut, D: Fp8Block>(
     s: pulp::x86::V3,
     dec: D,
     w: &Weights<'_>,
@@ -646,21 +635,21 @@ fn row_chunks<T: ChunkOut, D: Fp8Chunk>(
     };
     let base = row * k + CHUNK * c0;
     let rc = &codes[base..base + out.len()];
-    for (i, (o, b)) in out.chunks_mut(CHUNK).zip(rc.chunks(CHUNK)).enumerate() {
-        if i % (PF / CHUNK) == 0 {
+    let (o32, orest) = out.as_chunks_mut::<32>();
+    let (b32, brest) = rc.as_chunks::<32>();
+    for (i, (o, b)) in o32.iter_mut().zip(b32).enumerate() {
+        if i % (PF / 32) == 0 {
             prefetch::line(b.as_ptr().wrapping_add(PF));
         }
-        match (<&[u8; CHUNK]>::try_from(b), <&mut [T; CHUNK]>::try_from(&mut *o)) {
-            (Ok(b), Ok(d)) => dec.chunk(s, b, d),
-            _ => {
-                let mut pb = [0u8; CHUNK];
-                pb[..b.len()].copy_from_slice(b);
-                let mut buf = [T::default(); CHUNK];
-                dec.chunk(s, &pb, &mut buf);
-                let n = o.len();
-                o.copy_from_slice(&buf[..n]);
-            }
-        }
+        dec.block(s, b, o);
+    }
+    if !orest.is_empty() {
+        let mut pb = [0u8; 32];
+        pb[..brest.len()].copy_from_slice(brest);
+        let mut buf = [T::default(); 32];
+        dec.block(s, &pb, &mut buf);
+        let n = orest.len();
+        orest.copy_from_slice(&buf[..n]);
     }
 }
 
@@ -679,8 +668,8 @@ fn int32_times(s: pulp::x86::V3, b: &[u8; 32], m: __m256) -> [[f32; 8]; 4] {
 /// rounded 16 at a time), bit-identical to the generic decoder: each byte's exact E4M3FN value
 /// ([`e4m3fn_lanes_v3`]) times the row's BF16 multiplier (one correctly rounded IEEE
 /// multiplication, section 3.4). `out` holds the row's positions from chunk `c0` on
-/// (`128 c0..`): its length is a multiple of 128, or reaches K; a partial last chunk is decoded
-/// from a zero-padded copy (nothing is read past the row).
+/// (`128 c0..`): its length is a multiple of 128, or reaches K; a partial last block of 32 is
+/// decoded from a zero-padded copy (nothing is read past the row).
 #[inline(always)]
 pub(crate) fn dequant_row_v3<T: ChunkOut>(
     s: pulp::x86::V3,
@@ -692,8 +681,8 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
     let crate::weights::Post::Mul(m) = w.post(row) else {
         return;
     };
-    let dec = IntChunk {
+    let dec = IntBlock {
         mv: s.avx._mm256_set1_ps(m),
     };
-    row_chunks(s, dec, w, row, c0, out);
+    row_blocks(s, dec, w, row, c0, out);
 }
