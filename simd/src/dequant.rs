@@ -535,15 +535,13 @@ pub(crate) mod x86 {
     /// ([`round8`]).
     #[inline(always)]
     pub(crate) fn round16(s: pulp::x86::V3, lo: __m256, hi: __m256) -> __m256i {
-        let (avx, avx2) = (s.avx, s.avx2);
+        let avx = s.avx;
         let any_nan = avx._mm256_movemask_ps(avx._mm256_cmp_ps::<_CMP_UNORD_Q>(lo, hi)) != 0;
-        // `packus` interleaves the two halves by 128-bit lane; `vpermq` puts them back.
-        let p = if any_nan {
-            avx2._mm256_packus_epi32(round8(s, lo), round8(s, hi))
+        if any_nan {
+            pack16(s, round8(s, lo), round8(s, hi))
         } else {
-            avx2._mm256_packus_epi32(rne8(s, lo), rne8(s, hi))
-        };
-        avx2._mm256_permute4x64_epi64::<0xd8>(p)
+            pack16(s, rne8(s, lo), rne8(s, hi))
+        }
     }
 
     /// The little-endian binary32 values in `src` (4 bytes each, any alignment) to their BF16
