@@ -5,8 +5,8 @@
 //! - row-split: the codes come from the I8 fast path's register decode (`i8x86`), minus the
 //!   offset, sign-extended to i32, converted (exact) and multiplied by the group scale (exact:
 //!   `s * q` is the weight, section 6.2). Exceptions, each summing in its own staged order (see
-//!   below): the AVX-512 Q4/Q5 table kernels ([`Q4_TABLE`], [`Q5_TABLE`]) and Q6/W8 shift
-//!   kernels ([`Q6_SHIFT`], [`W8_SHIFT`]), and on AVX2 the
+//!   below): the AVX-512 Q4/Q5 table kernels ([`Q4_TABLE`], [`Q5_TABLE`]) and Q6/W8 per-group
+//!   kernels ([`v4_split`], [`pass_v4_split`]), and on AVX2 the
 //!   Q4/Q5/Q6/W8 kernels ([`SPLIT_V3`]), which take field `j` of every 32-bit lane of the code
 //!   bytes instead of widening 8 bytes at a time (with one left and one arithmetic right shift:
 //!   AMD, Q4 one thread, cache-resident, 14.8 -> 17.0 G weights/s; Q5/Q6 unchanged, measured;
@@ -57,8 +57,8 @@
 //! share ports 0 and 1 with the multiply and the FMA on Intel cores; on the AMD machine of
 //! sessions 3-5 an OR of the nibble into the mantissa had measured slower than the shifts, see
 //! above); session 8 put the code under the exponent of 2^15 and made each weight by one FMA with
-//! the exact constant `-(2^15 + o) s` (`split_weights`, still the AVX-512 Q6 form,
-//! [`split_weights_v4`]), then a second FMA with `x`. The sum order is no longer the generic
+//! the exact constant `-(2^15 + o) s` (`split_weights`; the AVX-512 Q6 form until session 21,
+//! see [`v4_split`]), then a second FMA with `x`. The sum order is no longer the generic
 //! kernel's: the kernel meets the `F32` criterion and equals a scalar model of its order bit for
 //! bit (`gemv/x86_tests.rs`). And the code bytes of every row-split kind are software-prefetched
 //! one row ahead in their stream, as the `I8` kernels do (kept on the AMD EPYC, Zen 3, of
@@ -96,12 +96,12 @@
 //! 3), `report --isa V3`, medians of 5 alternations, G weights/s, 8192x8192 from memory one /
 //! two threads 9.42 / 18.59 -> 12.57 / 24.21, 1024x8192 in L3 one thread 9.80 -> 14.19.
 
-use core::arch::x86_64::{__m256, __m256i, __m512, __m512i};
+use core::arch::x86_64::{__m128i, __m256, __m256i, __m512, __m512i};
 
 use ninfer_core::registry::Grouped;
 use pulp::Simd;
 
-use super::i8x86::{decode_v4, grouped, offset, row_scales, row_scales_span, row_scales_times};
+use super::i8x86::{decode_v4, grouped, row_scales, row_scales_span, row_scales_times};
 use super::{store_rows, stream_rows};
 use crate::dequant::ChunkOut;
 use crate::weights::{Weights, CHUNK};
@@ -204,14 +204,16 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
         ys,
     } = job;
     let gp = grouped_parts(&w).3;
-    // Per weight stream a row's group scales, then for Q6 its `split_weights_v4` constants.
-    let mut sc = vec![0f32; 2 * STREAMS * gp];
-    // The table kernels read the activations in their table order (see `Q4_TABLE`).
+    // Per weight stream a row's group scales.
+    let mut sc = vec![0f32; STREAMS * gp];
+    // The table kernels read the activations in their table order (see `Q4_TABLE`); the
+    // per-group kernels ([`v4_split`]) in the Q5 table order.
     let xp: Vec<f32>;
-    let xs = if KIND <= Q5_TABLE {
+    let split = v4_split(KIND);
+    let xs = if KIND <= Q5_TABLE && !split {
         xp = table_order(KIND, xs);
         &xp[..]
-    } else if KIND == Q6_SHIFT || KIND == W8_SHIFT {
+    } else if KIND < BF16 {
         xp = table_order(Q5_TABLE, xs);
         &xp[..]
     } else {
@@ -222,14 +224,22 @@ fn rows_v4_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V4, job: F32Job<'
         let q = (r1 - r0) / STREAMS;
         for i in 0..q {
             let rows = stream_rows::<STREAMS>(r0, q, i);
-            let y = pass_v4::<KIND, 1, STREAMS>(s, &w, xs, nb, rows, &mut sc);
+            let y = if split {
+                pass_v4_split::<KIND, 1, STREAMS>(s, &w, xs, nb, rows, &mut sc)
+            } else {
+                pass_v4::<KIND, 1, STREAMS>(s, &w, xs, nb, rows, &mut sc)
+            };
             store_rows(ys, r0, rows, &y, 1);
         }
         row = r0 + STREAMS * q;
     }
     let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
-        let y = pass_v4::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc);
+        let y = if split {
+            pass_v4_split::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc)
+        } else {
+            pass_v4::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc)
+        };
         store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
@@ -258,11 +268,6 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
         for (r, &row) in rows.iter().enumerate() {
             row_scales(scales, row, gp, &mut sc[r * gp..(r + 1) * gp]);
         }
-    }
-    // After the scales, the Q6 constants of `split_weights_v4`, one per group.
-    let (sc, sn) = sc.split_at_mut(R * gp);
-    if KIND == Q6_SHIFT {
-        split_constants(Grouped::Q6, sc, sn);
     }
     // Q4 by table: the signed code of each nibble as f32, and the shift of each vector.
     let q4: __m512 = pulp::cast(Q4_CODES);
@@ -308,42 +313,6 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                     for t in 0..4 {
                         let idx = f._mm512_srlv_epi32(u[h], shifts[2 * t]);
                         wv[4 * h + t] = f._mm512_permutex2var_ps(lo, idx, hi);
-                    }
-                }
-                wv
-            } else if KIND < BF16 {
-                // `Q6_SHIFT`, `W8_SHIFT`: Q6/W8 in the Q5 table order, field t of each 32-bit
-                // lane of the code bytes of half h (Q6 by `split_weights_v4`, W8 by two shifts).
-                let g = grouped(KIND);
-                let cb = 16 * g.bits() as usize;
-                let at = row * rcb + c * cb;
-                // The same chunk of the stream's next row: one pass ahead.
-                crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
-                let u = decode_v4(s, g, &codes[at..at + cb]);
-                let mut wv = [f._mm512_setzero_ps(); 8];
-                for h in 0..2 {
-                    if KIND == W8_SHIFT {
-                        // W8: lanes 0..8 group 2h, lanes 8..16 group 2h + 1; the signed codes
-                        // sign-extended by two shifts (the byte-shuffle form measured no faster
-                        // for W8, which needs a sign flip first).
-                        let i = r * gp + 4 * c + 2 * h;
-                        let (lo, hi) = (f._mm512_set1_ps(sc[i]), f._mm512_set1_ps(sc[i + 1]));
-                        let sg = f._mm512_mask_blend_ps(0xff00, lo, hi);
-                        let q = u[h];
-                        let qf = [
-                            f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<24>(q))),
-                            f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<16>(q))),
-                            f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(f._mm512_slli_epi32::<8>(q))),
-                            f._mm512_cvtepi32_ps(f._mm512_srai_epi32::<24>(q)),
-                        ];
-                        for t in 0..4 {
-                            wv[4 * h + t] = f._mm512_mul_ps(qf[t], sg);
-                        }
-                    } else {
-                        // Q6: one group per half, the weights by `split_weights_v4`.
-                        let gi = r * gp + 2 * c + h;
-                        let q = split_weights_v4(s, u[h], sc[gi], sn[gi]);
-                        wv[4 * h..4 * h + 4].copy_from_slice(&q);
                     }
                 }
                 wv
@@ -415,28 +384,26 @@ const Q4_CODES: [f32; 16] = [
 /// position, a group per 64-byte half) shifted by `8t` index `permutex2var` (its low 5 bits);
 /// vector `j = 4h + t`, lane `l` holds position `64h + 4l + t`. Tested the same way as Q4.
 /// (Q6 the same way, with two `permutex2var` and a blend on bit 5, was slower than the
-/// widen-convert-multiply decode: 9.7 against 11.7 G weights/s, measured; Q6 takes its codes
-/// in this order with two shifts instead, [`Q6_SHIFT`].)
+/// widen-convert-multiply decode: 9.7 against 11.7 G weights/s, measured; Q6 and W8 take their
+/// codes in this order and sum per group instead, [`v4_split`].)
 const Q5_TABLE: u8 = 1;
 
-/// The weight kind whose AVX-512 `F32` kernel takes its codes in the [`Q5_TABLE`] order (Q6):
-/// field `t` of each 32-bit lane of the code bytes as a float, multiplied by the group scale
-/// (exact), instead of widening 16 bytes out of a 128-bit extract. First with two shifts and a
-/// conversion (AMD, one thread, cache-resident, 11.6 -> 12.7 G weights/s), since session 6 by
-/// `split_floats_v4` (Xeon, medians of 3 alternations: one thread cache-resident 11.69 ->
-/// 13.06, 8192x8192 from memory one / two threads 10.9 -> 11.9 / 21.4 -> 22.8), since session
-/// 8 by [`split_weights_v4`] (the offset and the scale in one FMA; 256x8192 cache-resident one
-/// thread 13.01 -> 13.98, from memory the same within the host's noise). Tested as the table
-/// kernels are.
-const Q6_SHIFT: u8 = 2;
-
-/// W8 the same way as [`Q6_SHIFT`] but with the two shifts and the conversion (its codes are the
-/// signed bytes themselves, and the byte-shuffle form, which needs a sign flip first, measured
-/// no faster: 13.45 -> 13.29 cache-resident; two groups per 64-byte half, so the scale vector
-/// holds the two groups' scales in its low and high lanes).
-/// Medians of 5 alternations, G weights/s: one thread cache-resident 14.9 -> 15.7, two threads
-/// 8192x8192 from memory 17.0 -> 19.9.
-const W8_SHIFT: u8 = 3;
+/// The weight kinds whose AVX-512 `F32` kernel sums per group ([`pass_v4_split`], session 21):
+/// Q6 and W8. Q4 and Q5 keep their tables ([`pass_v4`]), which that kernel does not beat.
+/// Session 21's AMD EPYC (Zen 4 class), `report --isa V4`, G weights/s, 256x8192 cache-resident
+/// one thread (single runs), then 8192x8192 from memory one / two threads (medians of 2
+/// alternations): Q6 13.88 -> 16.94, 12.82 / 25.41 -> 15.89 / 31.58; W8 14.98 -> 16.98, 11.65 /
+/// 22.87 -> 12.15 / 23.67; Q4 27.76 -> 19.65 cache-resident (kept the table); Q5 17.44 -> 16.69,
+/// 17.35 / 34.02 -> 16.69 / 31.86 (kept the table). The kernels they replaced took their codes
+/// in the [`Q5_TABLE`] order too: Q6 made each weight by one FMA with the exact constant
+/// `-(2^15 + 32) s` from the byte moved under the exponent of 2^15 (a shuffle, an OR and two FMAs
+/// per 16 weights; sessions 3-8 before it: two shifts and a conversion, then the exponent of
+/// 2^23 and a subtraction), W8 by two shifts, a conversion and a multiplication by the scale.
+/// (Q6 by two `permutex2var` tables and a blend on bit 5 had measured 9.7 against 11.7 G
+/// weights/s for the widening decode of its time.)
+const fn v4_split(kind: u8) -> bool {
+    kind == 2 || kind == 3
+}
 
 /// The signed Q5 code of each offset code `u'` (`q = u' - 16`) as f32, in two 16-entry halves.
 const Q5_CODES: [f32; 32] = [
@@ -658,20 +625,6 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
     out
 }
 
-/// `2^15` as f32: the value of the exponent bits `0x4700_0000` that [`split_weights_v4`] puts
-/// above a code in bits 8-15.
-const SPLIT_BIAS: f32 = 32_768.0;
-
-/// The constant `-(2^15 + o) s` of [`split_weights_v4`] for each group scale `s` of `sc`, into
-/// `sn` (exact, see [`split_weights_v4`]).
-#[inline(always)]
-fn split_constants(g: Grouped, sc: &[f32], sn: &mut [f32]) {
-    let bias = -(SPLIT_BIAS + f32::from(offset(g)));
-    for (n, &v) in sn.iter_mut().zip(sc) {
-        *n = bias * v;
-    }
-}
-
 /// Byte-shuffle controls (one 128-bit lane): control `j` moves byte `j` of each 32-bit lane into
 /// its byte `to` and zeroes the other three (`0x80` selects zero).
 const fn byte_moves<const N: usize>(to: usize) -> [[i8; 16]; N] {
@@ -686,42 +639,6 @@ const fn byte_moves<const N: usize>(to: usize) -> [[i8; 16]; N] {
         j += 1;
     }
     t
-}
-
-/// [`byte_moves`] into byte 1, for bytes 0..4.
-const BYTE_TO1: [[i8; 16]; 4] = byte_moves(1);
-
-/// The AVX-512 Q6 weights of one 64-position half: field `t` of each 32-bit lane of `u` (byte
-/// `t`, a Q6 offset code `u'`) as the weight `(u' - 32) sg`, exactly, with `ng = -(2^15 + 32) sg`.
-///
-/// The byte is moved into bits 8-15 of its 32-bit lane under the exponent bits of 2^15, making
-/// the float `F = 2^15 + u'` exactly, and one FMA gives `F sg + ng = (u' - o) sg`: the weight
-/// (section 6.2), exactly. `ng` is exact because `(2^15 + o) sg = 2^15 sg + o sg` puts the 11
-/// significant bits of the f16 scale twice, 10-12 bits apart: at most 23 bits in all; the FMA's
-/// one rounding is of an exact product and sum whose result, `(u' - o) sg`, is representable (at
-/// most 6 + 11 bits). So each weight equals the generic kernel's `cvt(u' - o) * sg` bit for bit
-/// (`+0.0` for `u' = o`, where the generic one gives `±0.0`; the FMA that follows adds the same
-/// either way to an accumulator that starts at `+0.0`). Byte 1 is masked under the exponent by
-/// one `vpternlogd`, bytes 0, 2, 3 are moved into byte 1 by a byte shuffle and ORed with it; one
-/// FMA each. Until session 8 the byte went to bits 0-7 under the exponent of 2^23, followed by a
-/// subtraction and a multiplication (`split_floats_v4`). (Sessions 8-9 used the same form on
-/// AVX2 for Q4/Q5/Q6 until [`pass_v3_split`] replaced it.)
-#[inline(always)]
-fn split_weights_v4(s: pulp::x86::V4, u: __m512i, sg: f32, ng: f32) -> [__m512; 4] {
-    let (f, bw) = (s.avx512f, s.avx512bw);
-    let exp = f._mm512_set1_epi32(0x4700_0000);
-    let (sg, ng) = (f._mm512_set1_ps(sg), f._mm512_set1_ps(ng));
-    let mut out = [f._mm512_setzero_ps(); 4];
-    for (t, o) in out.iter_mut().enumerate() {
-        let b = if t == 1 {
-            // (u & 0xff00) | exp: ternary-logic truth table 0xEA is (a & b) | c.
-            f._mm512_ternarylogic_epi32::<0xea>(u, f._mm512_set1_epi32(0xff00), exp)
-        } else {
-            f._mm512_or_si512(bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_TO1[t]; 4])), exp)
-        };
-        *o = f._mm512_fmadd_ps(pulp::cast(b), sg, ng);
-    }
-    out
 }
 
 /// [`byte_moves`] into byte 3, for bytes 0..3 (byte 3 itself is a mask).
@@ -824,6 +741,160 @@ fn top_floats(s: pulp::x86::V3, u: __m256i) -> [__m256; 4] {
         avx._mm256_cvtepi32_ps(b[2]),
         avx._mm256_cvtepi32_ps(b[3]),
     ]
+}
+
+/// AVX-512 decode of a Q4/Q5/Q6/W8 chunk into two 64-byte blocks in the position order of
+/// [`decode_v4`] (block `h`, byte `i`: position `64 h + i`), each byte the signed code `q` in its
+/// top `b` bits (`q 2^(8 - b)` as an i8; W8: the code bytes themselves): [`decode_top_v3`] on
+/// 64-byte blocks. Unlike [`decode_v4`] it makes no offset codes (the stored codes are `q` in
+/// two's complement, section 6.2), so the high-plane bits go straight to the top of each byte.
+#[inline(always)]
+fn decode_top_v4(s: pulp::x86::V4, g: Grouped, chunk: &[u8]) -> [__m512i; 2] {
+    let (f, bw) = (s.avx512f, s.avx512bw);
+    let v: __m512i = ld(chunk);
+    match g {
+        Grouped::Q4 => {
+            let m = f._mm512_set1_epi8(0xf0u8 as i8);
+            [
+                f._mm512_and_si512(bw._mm512_slli_epi16::<4>(v), m),
+                f._mm512_and_si512(v, m),
+            ]
+        }
+        Grouped::Q5 => {
+            let m = f._mm512_set1_epi8(0x78);
+            let nib = [
+                f._mm512_and_si512(bw._mm512_slli_epi16::<3>(v), m),
+                f._mm512_and_si512(bw._mm512_srli_epi16::<1>(v), m),
+            ];
+            // 128-bit lane t of block 0 is run t (bit t of the high plane, the sign of q, to
+            // bit 7), of block 1 run 4 + t.
+            let h = f._mm512_broadcast_i32x4(ld::<__m128i>(&chunk[64..]));
+            let c0 = f._mm512_setr_epi32(7, 7, 7, 7, 6, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4);
+            let c1 = f._mm512_setr_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+            let m80 = f._mm512_set1_epi8(0x80u8 as i8);
+            [
+                f._mm512_or_si512(nib[0], f._mm512_and_si512(f._mm512_sllv_epi32(h, c0), m80)),
+                f._mm512_or_si512(nib[1], f._mm512_and_si512(f._mm512_sllv_epi32(h, c1), m80)),
+            ]
+        }
+        Grouped::W8 => [v, ld(&chunk[64..])],
+        _ => {
+            // Q6: 256-bit half p' of block h is run p = 2h + p' (bits 2p, 2p + 1 of the high
+            // plane, q's top two, to bits 6, 7).
+            let m = f._mm512_set1_epi8(0x3c);
+            let nib = [
+                f._mm512_and_si512(bw._mm512_slli_epi16::<2>(v), m),
+                f._mm512_and_si512(bw._mm512_srli_epi16::<2>(v), m),
+            ];
+            let h = f._mm512_broadcast_i64x4(ld::<__m256i>(&chunk[64..]));
+            let c0 = f._mm512_setr_epi32(6, 6, 6, 6, 6, 6, 6, 6, 4, 4, 4, 4, 4, 4, 4, 4);
+            let c1 = f._mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0);
+            let mc0 = f._mm512_set1_epi8(0xc0u8 as i8);
+            [
+                f._mm512_or_si512(nib[0], f._mm512_and_si512(f._mm512_sllv_epi32(h, c0), mc0)),
+                f._mm512_or_si512(nib[1], f._mm512_and_si512(f._mm512_sllv_epi32(h, c1), mc0)),
+            ]
+        }
+    }
+}
+
+/// [`top_floats`] on 16 lanes: vector `t` is byte `t` of each 32-bit lane of `u` moved to byte 3
+/// (a byte shuffle, or a mask for byte 3) and converted, `q 2^(32 - b)` exactly.
+#[inline(always)]
+fn top_floats_v4(s: pulp::x86::V4, u: __m512i) -> [__m512; 4] {
+    let (f, bw) = (s.avx512f, s.avx512bw);
+    let b = [
+        bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_TO3[0]; 4])),
+        bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_TO3[1]; 4])),
+        bw._mm512_shuffle_epi8(u, pulp::cast([BYTE_TO3[2]; 4])),
+        f._mm512_and_si512(u, f._mm512_set1_epi32(0xff00_0000u32 as i32)),
+    ];
+    [
+        f._mm512_cvtepi32_ps(b[0]),
+        f._mm512_cvtepi32_ps(b[1]),
+        f._mm512_cvtepi32_ps(b[2]),
+        f._mm512_cvtepi32_ps(b[3]),
+    ]
+}
+
+/// The rows `rows` (one per weight stream) of an AVX-512 row-split `F32` pass against batch
+/// rows `min(nb, NB)` (exactly `NB` when `NB <= 2`): [`pass_v3_split`]'s per-group sums on 16
+/// lanes, over the staged order [`Q5_TABLE`] (vector `j = 4 h + t` of a chunk, lane `l`:
+/// position `64 h + 4 l + t`).
+///
+/// Per 64-position block `h` ([`decode_top_v4`]), lane `l` and row, two chains
+/// `A_c = sum d_p x_p` (vectors `t = c` and `t = c + 2`: the first a product, the second an
+/// FMA) of the exact `d_p = q_p 2^(32 - b)` ([`top_floats_v4`]), then one FMA per chain
+/// `Y_c = A_c s' + Y_c` with the lane's `s' = s 2^-(32 - b)` (Q4/Q5/Q6: the block is one group;
+/// W8: lanes 0..8 group `2 h`, lanes 8..16 group `2 h + 1`). The row's result is pulp's
+/// reduction of `Y_0 + Y_1`. The criterion argument is [`pass_v3_split`]'s word for word (every
+/// product is the exact `q x` times a power of two; at most one rounded product and K + 1
+/// rounded additions per term); the order is checked bit for bit against a scalar model in
+/// `gemv/x86_tests.rs`.
+///
+/// Per 16 weights a shuffle (or a mask), a conversion and an FMA, where the kernels it replaced
+/// spent a shuffle, an OR and two FMAs (Q6) and two shifts, a conversion, a multiplication and an
+/// FMA (W8); measured in [`v4_split`].
+#[inline(always)]
+fn pass_v4_split<const KIND: u8, const NB: usize, const R: usize>(
+    s: pulp::x86::V4,
+    w: &Weights<'_>,
+    xs: &[f32],
+    nb: usize,
+    rows: [usize; R],
+    sc: &mut [f32],
+) -> [[f32; NB]; R] {
+    let f = s.avx512f;
+    let g = grouped(KIND);
+    let chunks = w.chunks();
+    let kc = chunks * CHUNK;
+    let (codes, scales, rcb, gp) = grouped_parts(w);
+    let live = |b: usize| NB <= 2 || b < nb;
+    for (r, &row) in rows.iter().enumerate() {
+        row_scales_times(scales, row, gp, top_unit(g), &mut sc[r * gp..(r + 1) * gp]);
+    }
+    let cb = 16 * g.bits() as usize;
+    let mut y = [[[f._mm512_setzero_ps(); 2]; NB]; R];
+    for c in 0..chunks {
+        let xc = chunk_acts::<NB>(xs, kc, c, nb);
+        for (r, &row) in rows.iter().enumerate() {
+            let at = row * rcb + c * cb;
+            // The same chunk of the stream's next row: one pass ahead.
+            crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
+            let q = decode_top_v4(s, g, &codes[at..at + cb]);
+            for (h, &qh) in q.iter().enumerate() {
+                let sg = if g == Grouped::W8 {
+                    let i = r * gp + 4 * c + 2 * h;
+                    let (lo, hi) = (f._mm512_set1_ps(sc[i]), f._mm512_set1_ps(sc[i + 1]));
+                    f._mm512_mask_blend_ps(0xff00, lo, hi)
+                } else {
+                    f._mm512_set1_ps(sc[r * gp + 2 * c + h])
+                };
+                let d = top_floats_v4(s, qh);
+                for (b, yb) in y[r].iter_mut().enumerate() {
+                    if !live(b) {
+                        break;
+                    }
+                    let xr: &[f32; 64] = xc[b][64 * h..64 * h + 64].try_into().unwrap_or(&[0.0; 64]);
+                    let xv: [__m512; 4] = pulp::cast(*xr);
+                    let a0 = f._mm512_fmadd_ps(d[2], xv[2], f._mm512_mul_ps(d[0], xv[0]));
+                    let a1 = f._mm512_fmadd_ps(d[3], xv[3], f._mm512_mul_ps(d[1], xv[1]));
+                    yb[0] = f._mm512_fmadd_ps(a0, sg, yb[0]);
+                    yb[1] = f._mm512_fmadd_ps(a1, sg, yb[1]);
+                }
+            }
+        }
+    }
+    let mut out = [[0f32; NB]; R];
+    for (o, yr) in out.iter_mut().zip(&y) {
+        for (b, (ob, yb)) in o.iter_mut().zip(yr).enumerate() {
+            if !live(b) {
+                break;
+            }
+            *ob = s.reduce_sum_f32s(pulp::cast(f._mm512_add_ps(yb[0], yb[1])));
+        }
+    }
+    out
 }
 
 /// Sum chains per group and batch row of [`pass_v3_split`]: a chain for the even and one for the
@@ -1152,57 +1223,24 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
 mod tests {
     use super::*;
 
-    /// Vector `j`, lane `l` of `got` is the weight of code byte `v[4 l + j]`.
-    fn same_weights<const L: usize>(got: &[[f32; L]; 4], v: &[u8], o: f32, sg: f32, ctx: &str) {
-        for (j, lanes) in got.iter().enumerate() {
-            for (l, &w) in lanes.iter().enumerate() {
-                let u = v[4 * l + j];
-                let want = (f32::from(u) - o) * sg;
-                assert!(
-                    w.to_bits() == want.to_bits() || (w == 0.0 && want == 0.0),
-                    "{ctx} j {j} l {l}: code {u}, scale {sg:e}: {w:e} != {want:e}"
-                );
-            }
-        }
-    }
-
-    /// Every finite binary16 scale (both signs, subnormals, zero): the `split_weights_v4`
-    /// constant `-(2^15 + 32) s` is exact and the FMA gives the weight `(u' - 32) s` bit for bit
-    /// (a zero weight may be `+0.0` where `0 * s` is `-0.0`), for every Q6 offset code.
-    #[test]
-    fn split_weights_v4_are_exact_for_every_scale() {
-        let Some(s) = pulp::x86::V4::try_new() else {
-            println!("SKIPPED: AVX-512 split_weights_v4: this CPU has no AVX-512");
-            return;
-        };
-        let g = Grouped::Q6;
-        let v: [u8; 64] = core::array::from_fn(|i| i as u8);
-        for h in 0..=u16::MAX {
-            let sg = crate::weights::f16_to_f32_branchless(h);
-            if !sg.is_finite() {
-                continue;
-            }
-            let mut ng = [0f32];
-            split_constants(g, &[sg], &mut ng);
-            let ng = ng[0];
-            assert_eq!(f64::from(ng), -(32_768.0 + 32.0) * f64::from(sg), "s {sg:e}");
-            let got: [[f32; 16]; 4] = pulp::cast(s.vectorize(|| split_weights_v4(s, pulp::cast(v), sg, ng)));
-            same_weights(&got, &v, 32.0, sg, "V4 Q6");
-        }
-    }
-
-    /// `decode_top_v3` and `top_floats` against the generic decoder (`grouped_codes`): vector `j`,
-    /// lane `l` of block `b` is `q 2^(32 - bits)` for the code at position `32 b + 4 l + j`, bit for
-    /// bit, over chunks of every constant byte (each code value at every position, with the high
-    /// plane all ones or all zeros) and pseudo-random chunks; and `top_unit` is its inverse.
+    /// `decode_top_v3` / `top_floats` (AVX2) and `decode_top_v4` / `top_floats_v4` (AVX-512)
+    /// against the generic decoder (`grouped_codes`): vector `j`, lane `l` of block `b` is
+    /// `q 2^(32 - bits)` for the code at position `L b + 4 l + j` (`L` = 32 or 64 positions per
+    /// block), bit for bit, over chunks of every constant byte (each code value at every position,
+    /// with the high plane all ones or all zeros) and pseudo-random chunks, for every row-split
+    /// scheme; and `top_unit` is its inverse.
     #[test]
     fn top_floats_are_the_signed_codes_for_every_code() {
-        let Some(s) = pulp::x86::V3::try_new() else {
+        let v3 = pulp::x86::V3::try_new();
+        let v4 = pulp::x86::V4::try_new();
+        if v3.is_none() {
             println!("SKIPPED: AVX2 top_floats: this CPU has no AVX2+FMA");
-            return;
-        };
+        }
+        if v4.is_none() {
+            println!("SKIPPED: AVX-512 top_floats_v4: this CPU has no AVX-512");
+        }
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for g in [Grouped::Q4, Grouped::Q5, Grouped::Q6] {
+        for g in [Grouped::Q4, Grouped::Q5, Grouped::Q6, Grouped::W8] {
             let cb = 16 * g.bits() as usize;
             let scale = f64::from(1u32 << (32 - g.bits()));
             assert_eq!(f64::from(top_unit(g)), 1.0 / scale, "{g:?}");
@@ -1221,19 +1259,35 @@ mod tests {
                     .collect();
                 let mut q = [0i8; CHUNK];
                 crate::weights::grouped_codes(g, &chunk, &mut q);
-                let got: [[[f32; 8]; 4]; 4] = s.vectorize(|| {
-                    let u = decode_top_v3(s, g, &chunk);
-                    core::array::from_fn(|b| pulp::cast(top_floats(s, u[b])))
-                });
-                for (b, vs) in got.iter().enumerate() {
-                    for (j, lanes) in vs.iter().enumerate() {
-                        for (l, &d) in lanes.iter().enumerate() {
-                            let p = 32 * b + 4 * l + j;
-                            assert_eq!(
-                                f64::from(d),
-                                f64::from(q[p]) * scale,
-                                "{g:?} chunk {t} position {p}"
-                            );
+                let check = |lanes_per: usize, b: usize, j: usize, lanes: &[f32], isa: &str| {
+                    for (l, &d) in lanes.iter().enumerate() {
+                        let p = 4 * lanes_per * b + 4 * l + j;
+                        assert_eq!(
+                            f64::from(d),
+                            f64::from(q[p]) * scale,
+                            "{isa} {g:?} chunk {t} position {p}"
+                        );
+                    }
+                };
+                if let Some(s) = v3 {
+                    let got: [[[f32; 8]; 4]; 4] = s.vectorize(|| {
+                        let u = decode_top_v3(s, g, &chunk);
+                        core::array::from_fn(|b| pulp::cast(top_floats(s, u[b])))
+                    });
+                    for (b, vs) in got.iter().enumerate() {
+                        for (j, lanes) in vs.iter().enumerate() {
+                            check(8, b, j, lanes, "V3");
+                        }
+                    }
+                }
+                if let Some(s) = v4 {
+                    let got: [[[f32; 16]; 4]; 2] = s.vectorize(|| {
+                        let u = decode_top_v4(s, g, &chunk);
+                        core::array::from_fn(|b| pulp::cast(top_floats_v4(s, u[b])))
+                    });
+                    for (b, vs) in got.iter().enumerate() {
+                        for (j, lanes) in vs.iter().enumerate() {
+                            check(16, b, j, lanes, "V4");
                         }
                     }
                 }

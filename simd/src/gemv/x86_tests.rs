@@ -1,10 +1,10 @@
 //! The row-split (Q4/Q5/Q6/W8), BF16 and FP32 x86 fast paths ([`super::f32x86`],
 //! [`super::i8x86`]) are bit-identical to the generic kernels for every batch size 1..=8; the
-//! AVX-512 Q4/Q5 `F32` table kernels (and Q6/W8 in that order) and the AVX2 BF16 kernel, which sum
-//! in their own orders, are bit-identical to the generic kernel run on its decoded weights and
-//! activations permuted into that order; the AVX2 row-split `F32` kernels, which sum per group,
-//! are bit-identical to a plain scalar model of that order (`v3_split_order`); each of these meets
-//! the criterion.
+//! AVX-512 Q4/Q5 `F32` table kernels and the AVX2 BF16 kernel, which sum in their own orders,
+//! are bit-identical to the generic kernel run on its decoded weights and activations permuted
+//! into that order; the row-split `F32` kernels that sum per group (AVX2 Q4/Q5/Q6/W8, AVX-512
+//! Q6/W8) are bit-identical to a plain scalar model of that order (`split_order`); each of
+//! these meets the criterion.
 //!
 //! The NVFP4 and FP8 x86 fast paths ([`super::nvfp4x86`], [`super::fp8x86`]) against the
 //! generic kernels on the same token ([`super::f32::GemvF32Op`], [`super::i8::rows`] with
@@ -405,37 +405,46 @@ fn fp8_f16c_route_stays_bit_identical_at_extreme_activations() {
     }
 }
 
-/// The AVX2 row-split `F32` kernel's order (`f32x86::pass_v3_split`), written plainly from the
-/// generic decoder (`Weights::int_chunk`, `Weights::sub_scales`): per group (Q4/Q5/Q6: 64
-/// positions, blocks `2h` and `2h + 1` of a chunk; W8: 32, block `h`) and lane `l`, `C` chains of `d x` with
-/// `d = q 2^(32 - b)` over the staged order `f32x86::SPLIT_V3` (vector `j` of a block feeds
-/// chain `j % C`, the first term of each chain a product, the rest FMAs), each chain then folded
-/// into its accumulator by one FMA with `s 2^-(32 - b)`; the output is pulp's reduction of the
-/// accumulators' lane sum.
-fn v3_split_order(s: pulp::x86::V3, w: Weights<'_>, xs: &[f32], nb: usize, ys: &mut [&mut [f32]]) {
+/// The row-split `F32` kernels' per-group order (`f32x86::pass_v3_split` with `L = 8` lanes,
+/// `f32x86::pass_v4_split` with `L = 16`), written plainly from the generic decoder
+/// (`Weights::int_chunk`, `Weights::sub_scales`): a chunk is blocks of `4 L` positions (vector `j`
+/// of a block, lane `l`: position `4 L b + 4 l + j`, the staged orders `f32x86::SPLIT_V3` and
+/// `Q5_TABLE`); per group of blocks (a group of 64 positions is 2 AVX2 blocks or 1 AVX-512 block;
+/// W8's group of 32 is 1 AVX2 block or half the lanes of an AVX-512 one) and lane `l`, `C` chains of `d x`
+/// with `d = q 2^(32 - b)` (vector `j` of a block feeds chain `j % C`, the first term of each
+/// chain a product, the rest FMAs), each chain then folded into its accumulator by one FMA with
+/// the lane's `s 2^-(32 - b)`; the output is `reduce` (pulp's reduction) of the accumulators'
+/// lane sum.
+fn split_order<const L: usize>(
+    reduce: impl Fn([f32; L]) -> f32,
+    w: Weights<'_>,
+    xs: &[f32],
+    nb: usize,
+    ys: &mut [&mut [f32]],
+) {
     let Weights::Grouped { g, .. } = w else {
-        panic!("v3_split_order: a row-split tensor")
+        panic!("split_order: a row-split tensor")
     };
     let chunks = w.chunks();
     let kc = chunks * 128;
     let ch = f32x86::SPLIT_CHAINS;
     let unit = f32x86::top_unit(g);
     let mut q = [0i8; crate::weights::CHUNK];
+    // Blocks per chunk and per fold (a group, or for W8 on 16 lanes, one block of two groups).
+    let bpc = 128 / (4 * L);
+    let bpg = (g.group_size() / (4 * L)).max(1);
     for (b, y) in ys.iter_mut().enumerate().take(nb) {
         for (row, out) in y.iter_mut().enumerate() {
-            let mut acc = [[0f32; 8]; 2];
+            let mut acc = [[0f32; L]; 2];
             for c in 0..chunks {
                 w.int_chunk(row, c, &mut q);
                 let sub = w.sub_scales(row, c);
-                // Groups per chunk and 32-position blocks per group.
-                let gpc = 128 / g.group_size();
-                let bpg = 4 / gpc;
-                for h in 0..gpc {
-                    let mut a = [[0f32; 8]; 2];
+                for h in 0..bpc / bpg {
+                    let mut a = [[0f32; L]; 2];
                     for bi in 0..bpg {
                         for j in 0..4 {
-                            for (l, lane) in (0..8).map(|l| (l, j % ch)) {
-                                let p = 32 * (bpg * h + bi) + 4 * l + j;
+                            for (l, lane) in (0..L).map(|l| (l, j % ch)) {
+                                let p = 4 * L * (bpg * h + bi) + 4 * l + j;
                                 let d = f32::from(q[p]) / unit;
                                 let x = xs[b * kc + 128 * c + p];
                                 a[lane][l] = if bi == 0 && j < ch {
@@ -447,14 +456,17 @@ fn v3_split_order(s: pulp::x86::V3, w: Weights<'_>, xs: &[f32], nb: usize, ys: &
                         }
                     }
                     for (yc, ac) in acc.iter_mut().zip(&a).take(ch) {
-                        for (yl, al) in yc.iter_mut().zip(ac) {
-                            *yl = al.mul_add(sub[8 / gpc * h] * unit, *yl);
+                        for (l, (yl, al)) in yc.iter_mut().zip(ac).enumerate() {
+                            // The lane's sub-block (16 positions; every one of a group has the
+                            // group's scale).
+                            let p = 4 * L * bpg * h + 4 * l;
+                            *yl = al.mul_add(sub[p / 16] * unit, *yl);
                         }
                     }
                 }
             }
-            let t: [f32; 8] = core::array::from_fn(|l| acc[0][l] + acc[1][l]);
-            *out = s.reduce_sum_f32s(pulp::cast(t));
+            let t: [f32; L] = core::array::from_fn(|l| acc[0][l] + acc[1][l]);
+            *out = reduce(t);
         }
     }
 }
@@ -508,7 +520,9 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         if grouped {
             // The AVX2 row-split kernels sum per group (`f32x86::pass_v3_split`): that order
             // written plainly.
-            let want = outputs(n, nb, |ys| v3_split_order(s, w, &xs, nb, ys));
+            let want = outputs(n, nb, |ys| {
+                split_order::<8>(|t| s.reduce_sum_f32s(pulp::cast(t)), w, &xs, nb, ys)
+            });
             same(&got, &want, &format!("V3 F32 (per-group order) {ctx}"));
             meets(desc, p, &x, nb, &got, &want, false, &format!("V3 F32 {ctx}"));
         } else if desc.format() == Format::Bf16 {
@@ -576,11 +590,17 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         });
         let table = match desc.format() {
             Format::Q4G64F16S => Some(0),
-            // Q6 and W8 take their codes in the Q5 table order (`f32x86::Q6_SHIFT`).
-            Format::Q5G64F16S | Format::Q6G64F16S | Format::W8G32F16S => Some(1),
+            Format::Q5G64F16S => Some(1),
             _ => None,
         };
-        if let Some(kind) = table {
+        if matches!(desc.format(), Format::Q6G64F16S | Format::W8G32F16S) {
+            // Q6 and W8 sum per group (`f32x86::pass_v4_split`): that order written plainly.
+            let want = outputs(n, nb, |ys| {
+                split_order::<16>(|t| s.reduce_sum_f32s(pulp::cast(t)), w, &xs, nb, ys)
+            });
+            same(&got, &want, &format!("V4 F32 (per-group order) {ctx}"));
+            meets(desc, p, &x, nb, &got, &want, false, &format!("V4 F32 {ctx}"));
+        } else if let Some(kind) = table {
             // The table kernels sum in their own order (see `f32x86::Q4_TABLE`): the generic
             // kernel on the decoded weights and the activations permuted into that order.
             let (pd, pp) = table_order_fp32(kind, desc, p);
