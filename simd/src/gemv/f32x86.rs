@@ -95,6 +95,7 @@
 //! (a shuffle, a conversion and an FMA; one FMA per group of 32 for the scale): AMD EPYC (Zen
 //! 3), `report --isa V3`, medians of 5 alternations, G weights/s, 8192x8192 from memory one /
 //! two threads 9.42 / 18.59 -> 12.57 / 24.21, 1024x8192 in L3 one thread 9.80 -> 14.19.
+//! Session 21 gave that kernel two weight streams for W8 ([`W8_STREAMS_V3`]); Q4/Q5/Q6 keep one.
 
 use core::arch::x86_64::{__m128i, __m256, __m256i, __m512, __m512i};
 
@@ -465,6 +466,15 @@ pub(crate) fn table_order(order: u8, xs: &[f32]) -> Vec<f32> {
 /// Weight streams per pass of the one-batch-row `F32` kernels.
 const STREAMS: usize = 4;
 
+/// Weight streams per pass of the AVX2 one-batch-row W8 `F32` kernel ([`pass_v3_split`]; the other
+/// row-split kinds take one). Session 21's AMD EPYC (Zen 4 class), `report --isa V3`, G
+/// weights/s, one stream -> two -> four: 8192x8192 from memory, medians of 3 alternations, one
+/// thread 10.55 -> 14.21 -> 13.86, two threads 21.18 -> 27.39 -> 25.29; 256x8192 cache-resident
+/// one thread 16.83 -> 20.19 -> 17.50. Two streams made Q4/Q5/Q6 slower (their decode needs more
+/// registers; medians of 2, from memory, two threads: Q4 31.34 -> 27.62, Q5 29.94 -> 22.01, Q6
+/// 26.83 -> 26.04).
+const W8_STREAMS_V3: usize = 2;
+
 /// AVX2 row loop: one 32-position block (four 8-lane vectors) at a time, so the pre-weights
 /// stay in registers; the accumulator order equals the generic kernel's (for BF16: on weights
 /// and activations permuted into [`BF16_V3`]), except the row-split kinds, which sum per group
@@ -487,8 +497,8 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         r1,
         ys,
     } = job;
-    // A row's group scales (row-split kinds).
-    let mut sc = vec![0f32; grouped_parts(&w).3];
+    // Per weight stream a row's group scales (row-split kinds).
+    let mut sc = vec![0f32; W8_STREAMS_V3 * grouped_parts(&w).3];
     // The row-split kernels read the activations in their staged order.
     let xp: Vec<f32>;
     let xs = if KIND < BF16 {
@@ -501,17 +511,25 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         xs
     };
     let mut row = r0;
-    // Streams: four for BF16, two for FP32, none for the row-split decode (measured, see the
-    // module docs).
+    // Streams: four for BF16, two for FP32 and W8, none for the other row-split kinds
+    // (measured, see the module docs and `W8_STREAMS_V3`).
     if NB == 1 && KIND == BF16 {
         row = streams_v3::<KIND, 4>(s, &w, xs, (r0, r1), ys);
     } else if NB == 1 && KIND == FP32 {
         row = streams_v3::<KIND, 2>(s, &w, xs, (r0, r1), ys);
+    } else if NB == 1 && grouped(KIND) == Grouped::W8 {
+        let q = (r1 - r0) / W8_STREAMS_V3;
+        for i in 0..q {
+            let rows = stream_rows::<W8_STREAMS_V3>(r0, q, i);
+            let y = pass_v3_split::<KIND, 1, W8_STREAMS_V3>(s, &w, xs, 1, rows, &mut sc);
+            store_rows(ys, r0, rows, &y, 1);
+        }
+        row = r0 + W8_STREAMS_V3 * q;
     }
     let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
         let y = if KIND < BF16 {
-            [pass_v3_split::<KIND, NB>(s, &w, xs, nb, row, &mut sc)]
+            pass_v3_split::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc)
         } else {
             pass_v3::<KIND, NB, 1>(s, &w, xs, nb, [row])
         };
@@ -910,8 +928,8 @@ pub(crate) const SPLIT_CHAINS: usize = 2;
 // [`pass_v3_split`] keeps its chains and accumulators in pairs and adds the two at the end.
 const _: () = assert!(SPLIT_CHAINS == 2);
 
-/// One row of an AVX2 row-split (Q4/Q5/Q6/W8) `F32` pass against batch rows `min(nb, NB)`
-/// (exactly `NB` when `NB <= 2`).
+/// The rows `rows` (one per weight stream) of an AVX2 row-split (Q4/Q5/Q6/W8) `F32` pass
+/// against batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
 ///
 /// The codes are summed per group and the group scale applied once (the `F32` criterion allows
 /// this order; section 2): per group `G` (Q4/Q5/Q6: 64 positions, blocks `2h` and `2h + 1` of the
@@ -933,14 +951,14 @@ const _: () = assert!(SPLIT_CHAINS == 2);
 /// medians of 3 alternations, G weights/s: Q4 11.37 -> 14.75, Q5 10.67 -> 12.39, Q6 10.65 ->
 /// 12.64).
 #[inline(always)]
-fn pass_v3_split<const KIND: u8, const NB: usize>(
+fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize>(
     s: pulp::x86::V3,
     w: &Weights<'_>,
     xs: &[f32],
     nb: usize,
-    row: usize,
+    rows: [usize; R],
     sc: &mut [f32],
-) -> [f32; NB] {
+) -> [[f32; NB]; R] {
     let (avx, fma) = (s.avx, s.fma);
     let g = grouped(KIND);
     let ch = SPLIT_CHAINS;
@@ -948,57 +966,61 @@ fn pass_v3_split<const KIND: u8, const NB: usize>(
     let kc = chunks * CHUNK;
     let (codes, scales, rcb, gp) = grouped_parts(w);
     let live = |b: usize| NB <= 2 || b < nb;
-    let sc = &mut sc[..gp];
-    row_scales_times(scales, row, gp, top_unit(g), sc);
+    for (r, &row) in rows.iter().enumerate() {
+        row_scales_times(scales, row, gp, top_unit(g), &mut sc[r * gp..(r + 1) * gp]);
+    }
     let cb = 16 * g.bits() as usize;
     // Groups per chunk and 32-position blocks per group: 2 and 2 (Q4/Q5/Q6), 4 and 1 (W8).
     let gpc = CHUNK / g.group_size();
     let bpg = 4 / gpc;
-    let mut y = [[avx._mm256_setzero_ps(); 2]; NB];
+    let mut y = [[[avx._mm256_setzero_ps(); 2]; NB]; R];
     for c in 0..chunks {
         let xc = chunk_acts::<NB>(xs, kc, c, nb);
-        let at = row * rcb + c * cb;
-        // One row ahead, as the I8 kernels do.
-        crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
-        let q = decode_top_v3(s, g, &codes[at..at + cb]);
-        for h in 0..gpc {
-            let sg = avx._mm256_set1_ps(sc[gpc * c + h]);
-            let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
-            for bi in 0..bpg {
-                let blk = bpg * h + bi;
-                let d = top_floats(s, q[blk]);
-                for (b, a) in acc.iter_mut().enumerate() {
+        for (r, &row) in rows.iter().enumerate() {
+            let at = row * rcb + c * cb;
+            // One row ahead, as the I8 kernels do.
+            crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
+            let q = decode_top_v3(s, g, &codes[at..at + cb]);
+            for h in 0..gpc {
+                let sg = avx._mm256_set1_ps(sc[r * gp + gpc * c + h]);
+                let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
+                for bi in 0..bpg {
+                    let blk = bpg * h + bi;
+                    let d = top_floats(s, q[blk]);
+                    for (b, a) in acc.iter_mut().enumerate() {
+                        if !live(b) {
+                            break;
+                        }
+                        let xr: &[f32; 32] = xc[b][32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
+                        let xv: [__m256; 4] = pulp::cast(*xr);
+                        for j in 0..4 {
+                            a[j % ch] = if bi == 0 && j < ch {
+                                avx._mm256_mul_ps(d[j], xv[j])
+                            } else {
+                                fma._mm256_fmadd_ps(d[j], xv[j], a[j % ch])
+                            };
+                        }
+                    }
+                }
+                for (b, (yb, a)) in y[r].iter_mut().zip(&acc).enumerate() {
                     if !live(b) {
                         break;
                     }
-                    let xr: &[f32; 32] = xc[b][32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
-                    let xv: [__m256; 4] = pulp::cast(*xr);
-                    for j in 0..4 {
-                        a[j % ch] = if bi == 0 && j < ch {
-                            avx._mm256_mul_ps(d[j], xv[j])
-                        } else {
-                            fma._mm256_fmadd_ps(d[j], xv[j], a[j % ch])
-                        };
+                    for i in 0..ch {
+                        yb[i] = fma._mm256_fmadd_ps(a[i], sg, yb[i]);
                     }
-                }
-            }
-            for (b, (yb, a)) in y.iter_mut().zip(&acc).enumerate() {
-                if !live(b) {
-                    break;
-                }
-                for i in 0..ch {
-                    yb[i] = fma._mm256_fmadd_ps(a[i], sg, yb[i]);
                 }
             }
         }
     }
-    let mut out = [0f32; NB];
-    for (b, (o, yb)) in out.iter_mut().zip(&y).enumerate() {
-        if !live(b) {
-            break;
+    let mut out = [[0f32; NB]; R];
+    for (o, yr) in out.iter_mut().zip(&y) {
+        for (b, (ob, yb)) in o.iter_mut().zip(yr).enumerate() {
+            if !live(b) {
+                break;
+            }
+            *ob = s.reduce_sum_f32s(pulp::cast(avx._mm256_add_ps(yb[0], yb[1])));
         }
-        let t = avx._mm256_add_ps(yb[0], yb[1]);
-        *o = s.reduce_sum_f32s(pulp::cast(t));
     }
     out
 }
