@@ -596,8 +596,8 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
                 let wv: [__m256; 4] = if KIND == BF16 && full {
                     // Staged order `BF16_V3`: the even positions of 16 words, then the odd ones.
                     let p = 2 * (row * k + CHUNK * c + 32 * blk);
-                    // One pass (the stream's next row) ahead.
-                    crate::prefetch::line(words.as_ptr().wrapping_add(p + 2 * k));
+                    // `BF16_AHEAD_V3` bytes ahead in the stream's row.
+                    crate::prefetch::line(words.as_ptr().wrapping_add(p + BF16_AHEAD_V3));
                     let rb = &words[p..p + 64];
                     let hi = avx._mm256_set1_epi32(0xffff_0000u32 as i32);
                     let mut wv = [avx._mm256_setzero_ps(); 4];
@@ -661,6 +661,18 @@ const fn byte_moves<const N: usize>(to: usize) -> [[i8; 16]; N] {
 
 /// [`byte_moves`] into byte 3, for bytes 0..3 (byte 3 itself is a mask).
 const BYTE_TO3: [[i8; 16]; 3] = byte_moves(3);
+
+/// How far ahead in its row the AVX2 BF16 `F32` kernel prefetches each 64-byte line of weights
+/// (one prefetch per line): 1 KiB. Until session 21 it fetched the same line of the stream's
+/// next row (one pass, `2 K` bytes, ahead). Session 21's AMD EPYC (Zen 4 class), `report --isa
+/// V3`, G weights/s, medians of 3 alternations, 8192x8192 from memory, one / two threads: next
+/// row 8.27 / 14.74, 256 B 10.02 / 16.62, 512 B 9.98 / 16.06, 1 KiB 10.66 / 16.28 (a second
+/// set: 10.48 / 16.83), 2 KiB 10.66 / 16.37, 4 KiB 8.57 / 14.82, none 9.07 / 15.83; 1 KiB
+/// against the next row, medians of 2: 16384x2048 8.90 / 15.81 -> 11.31 / 18.76, 4096x16384
+/// 8.81 / 15.61 -> 10.50 / 15.51, 256x8192 cache-resident one thread 17.45 -> 17.23. Four
+/// streams a row apart each fetching 16 KiB ahead (at K = 8192) had 64 KiB in flight, twice
+/// the L1 data cache.
+const BF16_AHEAD_V3: usize = 1024;
 
 /// `2^-(32 - b)`: a `b`-bit signed code in the top bits of a 32-bit lane converts to
 /// `q 2^(32 - b)` ([`top_floats`]); the group scales of [`pass_v3_split`] are multiplied by this.
