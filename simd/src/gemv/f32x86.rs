@@ -318,10 +318,10 @@ fn pass_v4<const KIND: u8, const NB: usize, const R: usize>(
                 }
                 wv
             } else if KIND == BF16 && full {
-                // The same chunk of the stream's next row: one pass ahead (BF16 only; FP32 measured
-                // slower with it).
+                // `WORDS_AHEAD` bytes ahead in the stream's row (BF16 only; FP32 measured slower
+                // with it).
                 let p = 2 * (row * k + CHUNK * c);
-                crate::prefetch::span(words.as_ptr().wrapping_add(p + 2 * k), 2 * CHUNK);
+                crate::prefetch::span(words.as_ptr().wrapping_add(p + WORDS_AHEAD), 2 * CHUNK);
                 let rb = &words[p..p + 2 * CHUNK];
                 let mut wv = [f._mm512_setzero_ps(); 8];
                 for (j, o) in wv.iter_mut().enumerate() {
@@ -596,8 +596,8 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
                 let wv: [__m256; 4] = if KIND == BF16 && full {
                     // Staged order `BF16_V3`: the even positions of 16 words, then the odd ones.
                     let p = 2 * (row * k + CHUNK * c + 32 * blk);
-                    // `BF16_AHEAD_V3` bytes ahead in the stream's row.
-                    crate::prefetch::line(words.as_ptr().wrapping_add(p + BF16_AHEAD_V3));
+                    // `WORDS_AHEAD` bytes ahead in the stream's row.
+                    crate::prefetch::line(words.as_ptr().wrapping_add(p + WORDS_AHEAD));
                     let rb = &words[p..p + 64];
                     let hi = avx._mm256_set1_epi32(0xffff_0000u32 as i32);
                     let mut wv = [avx._mm256_setzero_ps(); 4];
@@ -609,6 +609,7 @@ fn pass_v3<const KIND: u8, const NB: usize, const R: usize>(
                     wv
                 } else if KIND == FP32 && full {
                     let p = 4 * (row * k + CHUNK * c + 32 * blk);
+                    crate::prefetch::span(words.as_ptr().wrapping_add(p + WORDS_AHEAD), 128);
                     let rb = &words[p..p + 128];
                     let v: &[u8; 128] = rb.try_into().unwrap_or(&[0; 128]);
                     pulp::cast(*v)
@@ -662,17 +663,22 @@ const fn byte_moves<const N: usize>(to: usize) -> [[i8; 16]; N] {
 /// [`byte_moves`] into byte 3, for bytes 0..3 (byte 3 itself is a mask).
 const BYTE_TO3: [[i8; 16]; 3] = byte_moves(3);
 
-/// How far ahead in its row the AVX2 BF16 `F32` kernel prefetches each 64-byte line of weights
-/// (one prefetch per line): 1 KiB. Until session 21 it fetched the same line of the stream's
-/// next row (one pass, `2 K` bytes, ahead). Session 21's AMD EPYC (Zen 4 class), `report --isa
-/// V3`, G weights/s, medians of 3 alternations, 8192x8192 from memory, one / two threads: next
-/// row 8.27 / 14.74, 256 B 10.02 / 16.62, 512 B 9.98 / 16.06, 1 KiB 10.66 / 16.28 (a second
-/// set: 10.48 / 16.83), 2 KiB 10.66 / 16.37, 4 KiB 8.57 / 14.82, none 9.07 / 15.83; 1 KiB
-/// against the next row, medians of 2: 16384x2048 8.90 / 15.81 -> 11.31 / 18.76, 4096x16384
-/// 8.81 / 15.61 -> 10.50 / 15.51, 256x8192 cache-resident one thread 17.45 -> 17.23. Four
-/// streams a row apart each fetching 16 KiB ahead (at K = 8192) had 64 KiB in flight, twice
-/// the L1 data cache.
-const BF16_AHEAD_V3: usize = 1024;
+/// How far ahead in its row the AVX2 BF16 and FP32 and the AVX-512 BF16 `F32` kernels prefetch
+/// each line of weights they read (one prefetch per line): 1 KiB. Until session 21 the BF16
+/// kernels fetched the same line of the stream's next row (one pass, `2 K` bytes, ahead) and
+/// AVX2 FP32 fetched nothing; four streams a row apart, each 16 KiB ahead at K = 8192, had 64
+/// KiB in flight, twice the L1 data cache. Session 21's AMD EPYC (Zen 4 class), G weights/s,
+/// one / two threads, 8192x8192 from memory unless named:
+/// - AVX2 BF16 (`report --isa V3`, medians of 3 alternations): next row 8.27 / 14.74, 256 B
+///   10.02 / 16.62, 512 B 9.98 / 16.06, 1 KiB 10.66 / 16.28 (a second set: 10.48 / 16.83), 2 KiB
+///   10.66 / 16.37, 4 KiB 8.57 / 14.82, none 9.07 / 15.83; 1 KiB against the next row, medians of
+///   2: 16384x2048 8.90 / 15.81 -> 11.31 / 18.76, 4096x16384 8.81 / 15.61 -> 10.50 / 15.51,
+///   256x8192 cache-resident one thread 17.45 -> 17.23.
+/// - AVX2 FP32 (medians of 4): none 4.71 / 7.96, 1 KiB 6.67 / 8.85, 2 KiB 6.83 / 8.61.
+/// - AVX-512 BF16 (`--isa V4`, medians of 3): next row 9.12 / 16.14, 1 KiB 13.08 / 17.86, 2 KiB
+///   11.78 / 15.05, 4 KiB 9.38 / 16.38. AVX-512 FP32 stays without (1 KiB: 7.38 / 9.18 -> 6.59 /
+///   8.56).
+const WORDS_AHEAD: usize = 1024;
 
 /// `2^-(32 - b)`: a `b`-bit signed code in the top bits of a 32-bit lane converts to
 /// `q 2^(32 - b)` ([`top_floats`]); the group scales of [`pass_v3_split`] are multiplied by this.
