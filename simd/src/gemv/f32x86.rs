@@ -95,7 +95,9 @@
 //! (a shuffle, a conversion and an FMA; one FMA per group of 32 for the scale): AMD EPYC (Zen
 //! 3), `report --isa V3`, medians of 5 alternations, G weights/s, 8192x8192 from memory one /
 //! two threads 9.42 / 18.59 -> 12.57 / 24.21, 1024x8192 in L3 one thread 9.80 -> 14.19.
-//! Session 21 gave that kernel two weight streams for W8 ([`W8_STREAMS_V3`]); Q4/Q5/Q6 keep one.
+//! Session 21 gave that kernel two weight streams for W8 ([`W8_STREAMS_V3`]) and, for K above
+//! 4096, for Q4 ([`paired_v3`]); the rows of a pass take each 32-position block in turn and share
+//! its activation loads. Q5/Q6 keep one.
 
 use core::arch::x86_64::{__m128i, __m256, __m256i, __m512, __m512i};
 
@@ -498,7 +500,7 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         ys,
     } = job;
     // Per weight stream a row's group scales (row-split kinds).
-    let mut sc = vec![0f32; W8_STREAMS_V3 * grouped_parts(&w).3];
+    let mut sc = vec![0f32; 2 * grouped_parts(&w).3];
     // The row-split kernels read the activations in their staged order.
     let xp: Vec<f32>;
     let xs = if KIND < BF16 {
@@ -510,29 +512,55 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
     } else {
         xs
     };
+    if KIND < BF16 {
+        // The chain count is a constant of each kernel (see `split_chains_v3`).
+        if split_chains_v3(grouped(KIND), w.k()) == 1 {
+            split_rows_v3::<KIND, NB, 1>(s, &w, xs, nb, (r0, r1), ys, &mut sc);
+        } else {
+            split_rows_v3::<KIND, NB, SPLIT_CHAINS>(s, &w, xs, nb, (r0, r1), ys, &mut sc);
+        }
+        return;
+    }
     let mut row = r0;
-    // Streams: four for BF16, two for FP32 and W8, none for the other row-split kinds
-    // (measured, see the module docs and `W8_STREAMS_V3`).
+    // Streams: four for BF16, two for FP32 (measured, see the module docs).
     if NB == 1 && KIND == BF16 {
         row = streams_v3::<KIND, 4>(s, &w, xs, (r0, r1), ys);
     } else if NB == 1 && KIND == FP32 {
         row = streams_v3::<KIND, 2>(s, &w, xs, (r0, r1), ys);
-    } else if NB == 1 && grouped(KIND) == Grouped::W8 {
-        let q = (r1 - r0) / W8_STREAMS_V3;
-        for i in 0..q {
-            let rows = stream_rows::<W8_STREAMS_V3>(r0, q, i);
-            let y = pass_v3_split::<KIND, 1, W8_STREAMS_V3>(s, &w, xs, 1, rows, &mut sc);
-            store_rows(ys, r0, rows, &y, 1);
-        }
-        row = r0 + W8_STREAMS_V3 * q;
     }
     let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
-        let y = if KIND < BF16 {
-            pass_v3_split::<KIND, NB, 1>(s, &w, xs, nb, [row], &mut sc)
-        } else {
-            pass_v3::<KIND, NB, 1>(s, &w, xs, nb, [row])
-        };
+        let y = pass_v3::<KIND, NB, 1>(s, &w, xs, nb, [row]);
+        store_rows(ys, r0, [row], &y, live);
+        row += 1;
+    }
+}
+
+/// The row-split rows `r0..r1` of [`rows_v3_impl`] with `CH` sum chains per group: with one
+/// batch row, two weight rows per pass where [`split_streams_v3`] says so.
+#[inline(always)]
+fn split_rows_v3<const KIND: u8, const NB: usize, const CH: usize>(
+    s: pulp::x86::V3,
+    w: &Weights<'_>,
+    xs: &[f32],
+    nb: usize,
+    (r0, r1): (usize, usize),
+    ys: &mut [&mut [f32]],
+    sc: &mut [f32],
+) {
+    let mut row = r0;
+    if NB == 1 && split_streams_v3(grouped(KIND), w.k()) == 2 {
+        let q = (r1 - r0) / 2;
+        for i in 0..q {
+            let rows = stream_rows::<2>(r0, q, i);
+            let y = pass_v3_split::<KIND, 1, 2, CH>(s, w, xs, 1, rows, sc);
+            store_rows(ys, r0, rows, &y, 1);
+        }
+        row = r0 + 2 * q;
+    }
+    let live = if NB <= 2 { NB } else { nb.min(NB) };
+    while row < r1 {
+        let y = pass_v3_split::<KIND, NB, 1, CH>(s, w, xs, nb, [row], sc);
         store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
@@ -750,6 +778,53 @@ fn decode_top_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i; 4] {
     }
 }
 
+/// Block `blk` (0..4) of [`decode_top_v3`] alone: the same bytes.
+#[inline(always)]
+fn decode_top_block_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8], blk: usize) -> __m256i {
+    let (avx, avx2) = (s.avx, s.avx2);
+    let v: __m256i = ld(&chunk[32 * (blk % 2)..]);
+    match g {
+        Grouped::Q4 => {
+            let m = avx._mm256_set1_epi8(0xf0u8 as i8);
+            if blk < 2 {
+                avx2._mm256_and_si256(avx2._mm256_slli_epi16::<4>(v), m)
+            } else {
+                avx2._mm256_and_si256(v, m)
+            }
+        }
+        Grouped::Q5 => {
+            let m = avx._mm256_set1_epi8(0x78);
+            let nib = if blk < 2 {
+                avx2._mm256_and_si256(avx2._mm256_slli_epi16::<3>(v), m)
+            } else {
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<1>(v), m)
+            };
+            let h: __m256i = avx2._mm256_broadcastsi128_si256(ld(&chunk[64..]));
+            let (a, b) = (7 - 2 * blk as i32, 6 - 2 * blk as i32);
+            let cnt = avx._mm256_setr_epi32(a, a, a, a, b, b, b, b);
+            let hb = avx2._mm256_sllv_epi32(h, cnt);
+            avx2._mm256_or_si256(nib, avx2._mm256_and_si256(hb, avx._mm256_set1_epi8(0x80u8 as i8)))
+        }
+        Grouped::W8 => ld(&chunk[32 * blk..]),
+        _ => {
+            let m = avx._mm256_set1_epi8(0x3c);
+            let nib = if blk < 2 {
+                avx2._mm256_and_si256(avx2._mm256_slli_epi16::<2>(v), m)
+            } else {
+                avx2._mm256_and_si256(avx2._mm256_srli_epi16::<2>(v), m)
+            };
+            let h: __m256i = ld(&chunk[64..]);
+            let hb = match blk {
+                0 => avx2._mm256_slli_epi16::<6>(h),
+                1 => avx2._mm256_slli_epi16::<4>(h),
+                2 => avx2._mm256_slli_epi16::<2>(h),
+                _ => h,
+            };
+            avx2._mm256_or_si256(nib, avx2._mm256_and_si256(hb, avx._mm256_set1_epi8(0xc0u8 as i8)))
+        }
+    }
+}
+
 /// Byte `j` (0..4) of each 32-bit lane of `u` moved to its byte 3, the other three zero: a
 /// byte shuffle ([`BYTE_TO3`]; the compiler turns the byte-0 one into a shift) or, for byte 3, a
 /// mask. A signed byte `v` becomes the i32 `v 2^24`. Shared by the AVX2 row-split and NVFP4
@@ -934,7 +1009,8 @@ fn pass_v4_split<const KIND: u8, const NB: usize, const R: usize>(
 }
 
 /// Sum chains per group and batch row of [`pass_v3_split`]: a chain for the even and one for the
-/// odd vectors of each block, for Q4, Q5 and Q6. The same for every batch size: a batch row's
+/// odd vectors of each block, for Q4 (unless paired, [`split_chains_v3`]), Q5, Q6 and W8. The
+/// same for every batch size: a batch row's
 /// result equals the single-vector GEMV's. Until session 14 Q4 took one chain, measured on the
 /// Xeon of session 9 (two made Q4 slower there, 14.7 -> 14.3 G weights/s cache-resident, and Q6
 /// faster, 12.2 -> 12.6); on the AVX2-only AMD EPYC (Zen 3) of session 14, where this kernel is
@@ -943,20 +1019,72 @@ fn pass_v4_split<const KIND: u8, const NB: usize, const R: usize>(
 /// threads, 13.67 / 26.39 -> 15.09 / 30.23. (The Xeons dispatch the AVX-512 kernels.)
 pub(crate) const SPLIT_CHAINS: usize = 2;
 
+/// Sum chains per group of [`pass_v3_split`] for scheme `g` at K = `k`: one where that kernel
+/// pairs rows ([`paired_v3`]: each row's chain runs beside the other row's), else
+/// [`SPLIT_CHAINS`]. A property of the tensor alone, so a row's result does not depend on the
+/// thread count, on whether its row was paired or left over, or on the batch size.
+pub(crate) const fn split_chains_v3(g: Grouped, k: usize) -> usize {
+    if paired_v3(g, k) {
+        1
+    } else {
+        SPLIT_CHAINS
+    }
+}
+
+/// Whether [`pass_v3_split`] runs two weight rows per pass for one batch row, the rows taking
+/// each block in turn so that both use the block's activation loads, with one sum chain per
+/// row ([`split_chains_v3`]): Q4 where K exceeds [`X_IN_L1_K`]. Session 21's AMD EPYC (Zen 4
+/// class), `report --isa V3`, G weights/s, one row per pass with two chains -> this: 8192x8192
+/// from memory, medians of 5 alternations, one / two threads 18.23 / 34.50 -> 19.18 / 38.19;
+/// 4096x16384, medians of 3, 16.94 / 33.21 -> 19.45 / 38.47; 256x8192 cache-resident one
+/// thread 19.98 -> 19.83. Where the activation row stays in L1 (K <= 4096) pairing was slower
+/// (1024x4096 cache-resident one thread 22.16 -> 20.03, 16384x2048 from memory 21.36 / 42.33
+/// -> 19.40 / 38.39), so those keep one row and two chains (1024x4096 after the change: 21.64
+/// -> 21.01, the per-block decode). Tried and dropped: Q5 and Q6 paired the same way (their
+/// high plane decoded per block: 8192x8192 from memory one thread 14.40 -> 9.88 and 13.22 ->
+/// 10.10), Q4 in four rows per pass (16.57 / 33.34 against 19.15 / 38.13 for two), two rows
+/// with two chains each (18.24 / 35.85, register spills), the pair's chains split by block
+/// instead of by vector (18.21 / 36.39), and, without pairing, K slabs of 4096 positions that
+/// keep the activations in L1 (256x8192 cache-resident 19.18 -> 19.48, from memory 18.53 / 36.47
+/// -> 15.76 / 31.72) or the rows of two streams alternated one whole row at a time (no change).
+const fn paired_v3(g: Grouped, k: usize) -> bool {
+    matches!(g, Grouped::Q4) && k > X_IN_L1_K
+}
+
+/// The largest K whose f32 activation row (16 KiB) the AVX2 Q4 kernel counts on staying in the
+/// L1 data cache beside the weights ([`paired_v3`]).
+const X_IN_L1_K: usize = 4096;
+
+/// Weight rows per pass of [`pass_v3_split`] for one batch row: two for W8
+/// ([`W8_STREAMS_V3`]) and where [`paired_v3`], else one.
+const fn split_streams_v3(g: Grouped, k: usize) -> usize {
+    if matches!(g, Grouped::W8) {
+        W8_STREAMS_V3
+    } else if paired_v3(g, k) {
+        2
+    } else {
+        1
+    }
+}
+
 // [`pass_v3_split`] keeps its chains and accumulators in pairs and adds the two at the end.
 const _: () = assert!(SPLIT_CHAINS == 2);
 
 /// The rows `rows` (one per weight stream) of an AVX2 row-split (Q4/Q5/Q6/W8) `F32` pass
-/// against batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`).
+/// against batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`), with `CH` sum chains per
+/// group ([`split_chains_v3`]). The rows take each 32-position block in turn ([`decode_top_block_v3`]),
+/// so that they share its activation loads; each row's operations and their order do not
+/// depend on the other rows of its pass.
 ///
 /// The codes are summed per group and the group scale applied once (the `F32` criterion allows
 /// this order; section 2): per group `G` (Q4/Q5/Q6: 64 positions, blocks `2h` and `2h + 1` of the
-/// chunk; W8: 32 positions, block `h`) and lane `l`, `C = SPLIT_CHAINS` chains
+/// chunk; W8: 32 positions, block `h`) and lane `l`, `C = CH` chains
 /// `A_c = sum d_p x_p` over the staged order [`SPLIT_V3`] (vector `j` of a block feeds chain
 /// `j % C`; its first vector by a product, the others by FMAs), where `d_p = q_p 2^(32 - b)` is
 /// the signed code converted from the top of a 32-bit lane ([`top_floats`], exact); then one
 /// FMA per chain `Y_c = A_c s' + Y_c` with `s' = s 2^-(32 - b)` (exact: a power of two times a
-/// binary16 value, at least 2^-52). The row's result is pulp's reduction of `Y_0 + Y_1`. Every
+/// binary16 value, at least 2^-52). The row's result is pulp's reduction of `Y_0 + Y_1` (`Y_1 = 0`
+/// with one chain). Every
 /// product `d_p x_p` is the exact `q_p x_p` times a power of two, so the rounding is that of a
 /// sum of `q x` per group: within the criterion (at most one rounded product and K + 1 rounded
 /// additions per term; tested in `gemv/x86_tests.rs`, which also checks this order bit for bit
@@ -969,7 +1097,7 @@ const _: () = assert!(SPLIT_CHAINS == 2);
 /// medians of 3 alternations, G weights/s: Q4 11.37 -> 14.75, Q5 10.67 -> 12.39, Q6 10.65 ->
 /// 12.64).
 #[inline(always)]
-fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize>(
+fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize, const CH: usize>(
     s: pulp::x86::V3,
     w: &Weights<'_>,
     xs: &[f32],
@@ -979,7 +1107,6 @@ fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize>(
 ) -> [[f32; NB]; R] {
     let (avx, fma) = (s.avx, s.fma);
     let g = grouped(KIND);
-    let ch = SPLIT_CHAINS;
     let chunks = w.chunks();
     let kc = chunks * CHUNK;
     let (codes, scales, rcb, gp) = grouped_parts(w);
@@ -994,37 +1121,43 @@ fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize>(
     let mut y = [[[avx._mm256_setzero_ps(); 2]; NB]; R];
     for c in 0..chunks {
         let xc = chunk_acts::<NB>(xs, kc, c, nb);
-        for (r, &row) in rows.iter().enumerate() {
+        let mut cr: [&[u8]; R] = [&[]; R];
+        for (cv, &row) in cr.iter_mut().zip(&rows) {
             let at = row * rcb + c * cb;
             // One row ahead, as the I8 kernels do.
             crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
-            let q = decode_top_v3(s, g, &codes[at..at + cb]);
-            for h in 0..gpc {
-                let sg = avx._mm256_set1_ps(sc[r * gp + gpc * c + h]);
-                let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
-                for bi in 0..bpg {
-                    let blk = bpg * h + bi;
-                    let d = top_floats(s, q[blk]);
-                    for (b, a) in acc.iter_mut().enumerate() {
+            *cv = &codes[at..at + cb];
+        }
+        for h in 0..gpc {
+            let mut acc = [[[avx._mm256_setzero_ps(); 2]; NB]; R];
+            for bi in 0..bpg {
+                let blk = bpg * h + bi;
+                // The rows of a pass take the block in turn, sharing its activation loads.
+                for (ar, &cv) in acc.iter_mut().zip(&cr) {
+                    let d = top_floats(s, decode_top_block_v3(s, g, cv, blk));
+                    for (b, a) in ar.iter_mut().enumerate() {
                         if !live(b) {
                             break;
                         }
                         let xr: &[f32; 32] = xc[b][32 * blk..32 * blk + 32].try_into().unwrap_or(&[0.0; 32]);
                         let xv: [__m256; 4] = pulp::cast(*xr);
                         for j in 0..4 {
-                            a[j % ch] = if bi == 0 && j < ch {
+                            a[j % CH] = if bi == 0 && j < CH {
                                 avx._mm256_mul_ps(d[j], xv[j])
                             } else {
-                                fma._mm256_fmadd_ps(d[j], xv[j], a[j % ch])
+                                fma._mm256_fmadd_ps(d[j], xv[j], a[j % CH])
                             };
                         }
                     }
                 }
-                for (b, (yb, a)) in y[r].iter_mut().zip(&acc).enumerate() {
+            }
+            for (r, (yr, ar)) in y.iter_mut().zip(&acc).enumerate() {
+                let sg = avx._mm256_set1_ps(sc[r * gp + gpc * c + h]);
+                for (b, (yb, a)) in yr.iter_mut().zip(ar).enumerate() {
                     if !live(b) {
                         break;
                     }
-                    for i in 0..ch {
+                    for i in 0..CH {
                         yb[i] = fma._mm256_fmadd_ps(a[i], sg, yb[i]);
                     }
                 }

@@ -18,7 +18,7 @@
 //!   the VNNI and `maddubs` I8 variants agree bit for bit.
 
 use ninfer_core::layout::{Geometry, TensorDesc};
-use ninfer_core::registry::Format;
+use ninfer_core::registry::{Format, Grouped};
 use pulp::Simd;
 
 use super::f32::GemvF32Op;
@@ -410,13 +410,14 @@ fn fp8_f16c_route_stays_bit_identical_at_extreme_activations() {
 /// (`Weights::int_chunk`, `Weights::sub_scales`): a chunk is blocks of `4 L` positions (vector `j`
 /// of a block, lane `l`: position `4 L b + 4 l + j`, the staged orders `f32x86::SPLIT_V3` and
 /// `Q5_TABLE`); per group of blocks (a group of 64 positions is 2 AVX2 blocks or 1 AVX-512 block;
-/// W8's group of 32 is 1 AVX2 block or half the lanes of an AVX-512 one) and lane `l`, `C` chains of `d x`
-/// with `d = q 2^(32 - b)` (vector `j` of a block feeds chain `j % C`, the first term of each
+/// W8's group of 32 is 1 AVX2 block or half the lanes of an AVX-512 one) and lane `l`, `C =
+/// chains(g, k)` chains of `d x` (AVX2: `f32x86::split_chains_v3`) with `d = q 2^(32 - b)` (vector `j` of a block feeds chain `j % C`, the first term of each
 /// chain a product, the rest FMAs), each chain then folded into its accumulator by one FMA with
 /// the lane's `s 2^-(32 - b)`; the output is `reduce` (pulp's reduction) of the accumulators'
 /// lane sum.
 fn split_order<const L: usize>(
     reduce: impl Fn([f32; L]) -> f32,
+    chains: fn(Grouped, usize) -> usize,
     w: Weights<'_>,
     xs: &[f32],
     nb: usize,
@@ -427,7 +428,7 @@ fn split_order<const L: usize>(
     };
     let chunks = w.chunks();
     let kc = chunks * 128;
-    let ch = f32x86::SPLIT_CHAINS;
+    let ch = chains(g, w.k());
     let unit = f32x86::top_unit(g);
     let mut q = [0i8; crate::weights::CHUNK];
     // Blocks per chunk and per fold (a group, or for W8 on 16 lanes, one block of two groups).
@@ -521,7 +522,14 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             // The AVX2 row-split kernels sum per group (`f32x86::pass_v3_split`): that order
             // written plainly.
             let want = outputs(n, nb, |ys| {
-                split_order::<8>(|t| s.reduce_sum_f32s(pulp::cast(t)), w, &xs, nb, ys)
+                split_order::<8>(
+                    |t| s.reduce_sum_f32s(pulp::cast(t)),
+                    f32x86::split_chains_v3,
+                    w,
+                    &xs,
+                    nb,
+                    ys,
+                )
             });
             same(&got, &want, &format!("V3 F32 (per-group order) {ctx}"));
             meets(desc, p, &x, nb, &got, &want, false, &format!("V3 F32 {ctx}"));
@@ -596,7 +604,14 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         if matches!(desc.format(), Format::Q6G64F16S | Format::W8G32F16S) {
             // Q6 and W8 sum per group (`f32x86::pass_v4_split`): that order written plainly.
             let want = outputs(n, nb, |ys| {
-                split_order::<16>(|t| s.reduce_sum_f32s(pulp::cast(t)), w, &xs, nb, ys)
+                split_order::<16>(
+                    |t| s.reduce_sum_f32s(pulp::cast(t)),
+                    |_, _| f32x86::SPLIT_CHAINS,
+                    w,
+                    &xs,
+                    nb,
+                    ys,
+                )
             });
             same(&got, &want, &format!("V4 F32 (per-group order) {ctx}"));
             meets(desc, p, &x, nb, &got, &want, false, &format!("V4 F32 {ctx}"));
