@@ -499,8 +499,6 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
         r1,
         ys,
     } = job;
-    // Per weight stream a row's group scales (row-split kinds).
-    let mut sc = vec![0f32; 2 * grouped_parts(&w).3];
     // The row-split kernels read the activations in their staged order.
     let xp: Vec<f32>;
     let xs = if KIND < BF16 {
@@ -515,9 +513,9 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
     if KIND < BF16 {
         // The chain count is a constant of each kernel (see `split_chains_v3`).
         if split_chains_v3(grouped(KIND), w.k()) == 1 {
-            split_rows_v3::<KIND, NB, 1>(s, &w, xs, nb, (r0, r1), ys, &mut sc);
+            split_rows_v3::<KIND, NB, 1>(s, &w, xs, nb, (r0, r1), ys);
         } else {
-            split_rows_v3::<KIND, NB, SPLIT_CHAINS>(s, &w, xs, nb, (r0, r1), ys, &mut sc);
+            split_rows_v3::<KIND, NB, SPLIT_CHAINS>(s, &w, xs, nb, (r0, r1), ys);
         }
         return;
     }
@@ -546,21 +544,27 @@ fn split_rows_v3<const KIND: u8, const NB: usize, const CH: usize>(
     nb: usize,
     (r0, r1): (usize, usize),
     ys: &mut [&mut [f32]],
-    sc: &mut [f32],
 ) {
+    let streams = if NB == 1 {
+        split_streams_v3(grouped(KIND), w.k())
+    } else {
+        1
+    };
+    // Per weight stream a row's group scales.
+    let mut sc = vec![0f32; streams * grouped_parts(w).3];
     let mut row = r0;
-    if NB == 1 && split_streams_v3(grouped(KIND), w.k()) == 2 {
-        let q = (r1 - r0) / 2;
+    if streams == PAIR {
+        let q = (r1 - r0) / PAIR;
         for i in 0..q {
-            let rows = stream_rows::<2>(r0, q, i);
-            let y = pass_v3_split::<KIND, 1, 2, CH>(s, w, xs, 1, rows, sc);
+            let rows = stream_rows::<PAIR>(r0, q, i);
+            let y = pass_v3_split::<KIND, 1, PAIR, CH>(s, w, xs, 1, rows, &mut sc);
             store_rows(ys, r0, rows, &y, 1);
         }
-        row = r0 + 2 * q;
+        row = r0 + PAIR * q;
     }
     let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
-        let y = pass_v3_split::<KIND, NB, 1, CH>(s, w, xs, nb, [row], sc);
+        let y = pass_v3_split::<KIND, NB, 1, CH>(s, w, xs, nb, [row], &mut sc);
         store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
@@ -1010,8 +1014,8 @@ fn pass_v4_split<const KIND: u8, const NB: usize, const R: usize>(
 
 /// Sum chains per group and batch row of [`pass_v3_split`]: a chain for the even and one for the
 /// odd vectors of each block, for Q4 (unless paired, [`split_chains_v3`]), Q5, Q6 and W8. The
-/// same for every batch size: a batch row's
-/// result equals the single-vector GEMV's. Until session 14 Q4 took one chain, measured on the
+/// same for every batch size: a batch row's result equals the single-vector GEMV's. Until
+/// session 14 Q4 took one chain, measured on the
 /// Xeon of session 9 (two made Q4 slower there, 14.7 -> 14.3 G weights/s cache-resident, and Q6
 /// faster, 12.2 -> 12.6); on the AVX2-only AMD EPYC (Zen 3) of session 14, where this kernel is
 /// the one dispatched, two chains made Q4 faster: one thread, 256x8192 cache-resident, medians
@@ -1055,26 +1059,30 @@ const fn paired_v3(g: Grouped, k: usize) -> bool {
 /// L1 data cache beside the weights ([`paired_v3`]).
 const X_IN_L1_K: usize = 4096;
 
-/// Weight rows per pass of [`pass_v3_split`] for one batch row: two for W8
+/// Weight rows per pass of [`pass_v3_split`] for one batch row: [`PAIR`] for W8
 /// ([`W8_STREAMS_V3`]) and where [`paired_v3`], else one.
 const fn split_streams_v3(g: Grouped, k: usize) -> usize {
     if matches!(g, Grouped::W8) {
         W8_STREAMS_V3
     } else if paired_v3(g, k) {
-        2
+        PAIR
     } else {
         1
     }
 }
+
+/// The rows of a multi-row [`pass_v3_split`] ([`split_rows_v3`] runs no other count).
+const PAIR: usize = 2;
+const _: () = assert!(W8_STREAMS_V3 == PAIR);
 
 // [`pass_v3_split`] keeps its chains and accumulators in pairs and adds the two at the end.
 const _: () = assert!(SPLIT_CHAINS == 2);
 
 /// The rows `rows` (one per weight stream) of an AVX2 row-split (Q4/Q5/Q6/W8) `F32` pass
 /// against batch rows `min(nb, NB)` (exactly `NB` when `NB <= 2`), with `CH` sum chains per
-/// group ([`split_chains_v3`]). The rows take each 32-position block in turn ([`decode_top_block_v3`]),
-/// so that they share its activation loads; each row's operations and their order do not
-/// depend on the other rows of its pass.
+/// group ([`split_chains_v3`]). The rows take each 32-position block in turn
+/// ([`decode_top_block_v3`]), so that they share its activation loads; each row's operations and
+/// their order do not depend on the other rows of its pass.
 ///
 /// The codes are summed per group and the group scale applied once (the `F32` criterion allows
 /// this order; section 2): per group `G` (Q4/Q5/Q6: 64 positions, blocks `2h` and `2h + 1` of the
@@ -1083,14 +1091,14 @@ const _: () = assert!(SPLIT_CHAINS == 2);
 /// `j % C`; its first vector by a product, the others by FMAs), where `d_p = q_p 2^(32 - b)` is
 /// the signed code converted from the top of a 32-bit lane ([`top_floats`], exact); then one
 /// FMA per chain `Y_c = A_c s' + Y_c` with `s' = s 2^-(32 - b)` (exact: a power of two times a
-/// binary16 value, at least 2^-52). The row's result is pulp's reduction of `Y_0 + Y_1` (`Y_1 = 0`
-/// with one chain). Every
-/// product `d_p x_p` is the exact `q_p x_p` times a power of two, so the rounding is that of a
-/// sum of `q x` per group: within the criterion (at most one rounded product and K + 1 rounded
-/// additions per term; tested in `gemv/x86_tests.rs`, which also checks this order bit for bit
-/// against a scalar model). The sums run `2^(32 - b)` above `q x`: they overflow to infinity only
-/// where `|q x|` sums pass `2^(96 + b)` (with the largest code, `|q| = 2^(b - 1)`, activations
-/// beyond about `2^97`; the generic kernel's products overflow where `|q s x| > 2^128`).
+/// binary16 value, at least 2^-52). The row's result is pulp's reduction of `Y_0 + Y_1`
+/// (`Y_1 = 0` with one chain). Every product `d_p x_p` is the exact `q_p x_p` times a power of
+/// two, so the rounding is that of a sum of `q x` per group: within the criterion (at most one
+/// rounded product and K + 1 rounded additions per term; tested in `gemv/x86_tests.rs`, which
+/// also checks this order bit for bit against a scalar model). The sums run `2^(32 - b)` above
+/// `q x`: they overflow to infinity only where `|q x|` sums pass `2^(96 + b)` (with the largest
+/// code, `|q| = 2^(b - 1)`, activations beyond about `2^97`; the generic kernel's products
+/// overflow where `|q s x| > 2^128`).
 ///
 /// Per 8 weights a shuffle (or a mask), a conversion and an FMA, against the shuffle, OR and two
 /// FMAs of the FMA-made weights before it (session 9; Xeon, 256x8192 cache-resident one thread,
