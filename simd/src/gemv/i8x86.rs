@@ -470,8 +470,9 @@ fn v3_streams(job: &I8Job<'_, '_, '_>) -> usize {
 /// (1024x8192, one thread, best of 2 s of calls by a timing program not kept) Q4 25.5 -> 28.6.
 /// The Xeons of sessions 7-10,
 /// where the streams were measured faster (see the module docs), are Intel's; no AVX2-only
-/// Intel core has been measured. The AVX2 NVFP4 GEMV kernels read it too (session 17: no
-/// per-chunk scale prefetch on AMD cores, `nvfp4x86::scale_prefetch_v3`).
+/// Intel core has been measured. The NVFP4 GEMV kernels read it too (no per-chunk scale
+/// prefetch on AMD cores in the AVX2 kernels, session 17, and the AVX-512 `I8` one, session 22:
+/// `nvfp4x86::scale_prefetch`).
 pub(crate) fn amd_cores() -> bool {
     static AMD: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AMD.get_or_init(|| {

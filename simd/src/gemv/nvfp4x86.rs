@@ -27,7 +27,8 @@
 //! decode).
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
 //! streams are software-prefetched ([`PF`]; the scales per kernel, both lines of a chunk,
-//! [`PF_S_I8`], except in the AVX2 GEMV kernels on AMD cores, [`scale_prefetch_v3`]; the AVX2
+//! [`PF_S_I8`], except in the AVX2 GEMV kernels and the AVX-512 `I8` kernel on AMD cores,
+//! [`scale_prefetch`]; the AVX2
 //! `I8` kernel also fetches the next 128-row band's scale plane a share per row,
 //! [`band_share`]).
 //!
@@ -164,15 +165,27 @@ const PF_S_F32: usize = 32768;
 /// See [`PF_S_I8`].
 const PF_S_DEQ: usize = 4096;
 
-/// Whether the AVX2 GEMV kernels prefetch each chunk's scale lines ([`ahead_scales`]): not on
-/// AMD cores ([`amd_cores`]), where the code prefetch ([`ahead_codes`]) and, in `I8`, the band
-/// share ([`band_share`]) are kept and the per-chunk scale prefetch cost more than it saved. On
-/// the AVX2-only AMD EPYC (Zen 3) of session 17, 8192x8192 from memory, `report --isa V3`, G
-/// weights/s, medians of 7 (one thread) and 9 (two threads) alternations: `I8` 23.09 -> 25.41
-/// / 45.28 -> 48.00; `F32` (5 and 9 alternations) 12.18 -> 12.80 / 24.04 -> 25.96; in L3
-/// (1024x8192, one thread, best of 2 s of calls) without any prefetch `I8` 22.9 -> 27.7.
+/// Whether the AVX2 GEMV kernels and the AVX-512 `I8` kernel prefetch each chunk's scale lines
+/// ([`ahead_scales`]): not on AMD cores ([`amd_cores`]), where the code prefetch
+/// ([`ahead_codes`]) and, in the AVX2 `I8` kernel, the band share ([`band_share`]) are kept and
+/// the per-chunk scale prefetch cost more than it saved.
+/// - AVX2, on the AVX2-only AMD EPYC (Zen 3) of session 17, 8192x8192 from memory, `report
+///   --isa V3`, G weights/s, medians of 7 (one thread) and 9 (two threads) alternations: `I8`
+///   23.09 -> 25.41 / 45.28 -> 48.00; `F32` (5 and 9 alternations) 12.18 -> 12.80 / 24.04 ->
+///   25.96; in L3 (1024x8192, one thread, best of 2 s of calls) without any prefetch `I8` 22.9
+///   -> 27.7.
+/// - AVX-512 `I8`, on the AMD EPYC (Zen 4 class) of session 22, `report --isa V4`, G
+///   weights/s, one / two threads, medians of 4-5 alternations: 8192x8192 from memory 26.74 /
+///   50.09 -> 30.17 / 54.80 (another set: 26.73 / 47.92 -> 30.56 / 59.52), 16384x2048 26.12 /
+///   53.50 -> 31.90 / 57.52, 4096x16384 27.10 / 50.66 -> 31.48 / 55.67; cache-resident, one
+///   thread, 256x8192 35.28 -> 40.83, 1024x4096 36.47 -> 42.25. Before, this kernel was slower
+///   than the AVX2 one on the same host (two threads from memory, about 50 against 52 G
+///   weights/s). The AVX-512 `F32` kernel keeps its prefetch: without it, 8192x8192 from memory
+///   read 23.40 / 40.84 -> 21.71 / 37.00 (medians of 5; that row moves by 10% between sets of
+///   the same binary on this host).
+///
 /// Session 11's host (see [`PF_S_I8`]) gained from the scale lines; it was an Intel Xeon.
-fn scale_prefetch_v3() -> bool {
+fn scale_prefetch() -> bool {
     !amd_cores()
 }
 
@@ -249,8 +262,8 @@ fn chunk_scales(sr: &[u8], c: usize) -> [u8; 8] {
 
 /// Software prefetch of the code bytes [`PF`] ahead (rows are contiguous, so this runs into
 /// the next rows) and, where `scales`, of the scales ([`ahead_scales`]; not for the later rows
-/// of an AVX-512 quad pass, which share the first row's lines, nor in the AVX2 GEMV kernels on
-/// AMD cores, [`scale_prefetch_v3`]).
+/// of an AVX-512 quad pass, which share the first row's lines, nor on AMD cores in the AVX2 GEMV
+/// kernels and the AVX-512 `I8` kernel, [`scale_prefetch`]).
 #[inline(always)]
 fn ahead<const D: usize>(rc: &[u8], sr: &[u8], c: usize, scales: bool) {
     ahead_codes(rc, c);
@@ -623,7 +636,7 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
         }};
     }
     // The software prefetches of chunk `c` of row `r`.
-    let spf = scale_prefetch_v3();
+    let spf = scale_prefetch();
     let pf = |c: usize, r: usize| {
         if c.is_multiple_of(8) {
             prefetch::line(bp[r].wrapping_add(8 * c));
@@ -759,6 +772,7 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
     }
     let full = row_bytes / 64;
     let qs = scales.get(scale_index(rows[0], 0, nkt)..).unwrap_or(&[]);
+    let spf = scale_prefetch();
     for c in 0..chunks {
         let pv = pass_scales_v4::<QUAD, R>(s, &sr, qs, nkt, c);
         let mut sv = [s.avx._mm256_setzero_ps(); R];
@@ -767,7 +781,7 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
             *o = v[r & 1];
         }
         for r in 0..R {
-            ahead::<PF_S_I8>(rc[r], sr[r], c, !QUAD || r == 0);
+            ahead::<PF_S_I8>(rc[r], sr[r], c, spf && (!QUAD || r == 0));
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
@@ -866,7 +880,7 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
     ];
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
-    let spf = scale_prefetch_v3();
+    let spf = scale_prefetch();
     for row in r0..r1 {
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
