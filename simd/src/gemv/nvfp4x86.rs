@@ -28,9 +28,8 @@
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
 //! streams are software-prefetched ([`PF`]; the scales per kernel, both lines of a chunk,
 //! [`PF_S_I8`], except in the AVX2 GEMV kernels and the AVX-512 `I8` kernel on AMD cores,
-//! [`scale_prefetch`]; the AVX2
-//! `I8` kernel also fetches the next 128-row band's scale plane a share per row,
-//! [`band_share`]).
+//! [`scale_prefetch`]; the AVX2 `I8` kernel also fetches the next 128-row band's scale plane a
+//! share per row, [`band_share`]).
 //!
 //! **`I8` profile.** One `pshufb` with a 16-entry table maps each nibble to `u = 2 e2m1 + 12`
 //! (an integer in `[0, 24]`), so `maddubs(u, xq)` does not saturate (`2 * 24 * 127 < 2^15`),

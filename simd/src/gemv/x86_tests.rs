@@ -413,9 +413,8 @@ fn fp8_f16c_route_stays_bit_identical_at_extreme_activations() {
 /// W8's group of 32 is 1 AVX2 block or half the lanes of an AVX-512 one) and lane `l`,
 /// `C = chains(g, k)` chains of `d x` (AVX2: `f32x86::split_chains_v3`) with `d = q 2^(32 - b)`
 /// (vector `j` of a block feeds chain `j % C`, the first term of each chain a product, the rest
-/// FMAs), each chain then folded into its accumulator by one FMA with
-/// the lane's `s 2^-(32 - b)`; the output is `reduce` (pulp's reduction) of the accumulators'
-/// lane sum.
+/// FMAs), each chain then folded into its accumulator by one FMA with the lane's
+/// `s 2^-(32 - b)`; the output is `reduce` (pulp's reduction) of the accumulators' lane sum.
 fn split_order<const L: usize>(
     reduce: impl Fn([f32; L]) -> f32,
     chains: fn(Grouped, usize) -> usize,
