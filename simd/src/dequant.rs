@@ -195,30 +195,34 @@ impl OutWord for u16 {
 /// words ([`f32_to_bf16_rne`], 16 at a time).
 #[cfg(target_arch = "x86_64")]
 pub(crate) trait ChunkOut: Copy + Default + pulp::bytemuck::Pod {
+    /// The proof that the CPU runs this output's rounding, a value only code that checked the
+    /// features can make: the `V3` token for f32 and `u16`, [`Avx512Bf16`] for [`CvtBf16`].
+    /// Every method takes it, so none can be reached without it.
+    type Cpu: Copy;
+
+    /// The `V3` token inside `cpu`.
+    fn v3(cpu: Self::Cpu) -> pulp::x86::V3;
+
     /// The output words of 16 values, `lo` the first 8.
-    fn words16(
-        s: pulp::x86::V3,
-        lo: core::arch::x86_64::__m256,
-        hi: core::arch::x86_64::__m256,
-    ) -> [Self; 16];
+    fn words16(cpu: Self::Cpu, lo: core::arch::x86_64::__m256, hi: core::arch::x86_64::__m256) -> [Self; 16];
 
     /// Values `16 j .. 16 j + 16` of the chunk ([`ChunkOut::words16`]), `lo` the first 8.
     #[inline(always)]
     fn put16(
-        s: pulp::x86::V3,
+        cpu: Self::Cpu,
         d: &mut [Self; CHUNK],
         j: usize,
         lo: core::arch::x86_64::__m256,
         hi: core::arch::x86_64::__m256,
     ) {
         let d: &mut [[Self; 16]; 8] = pulp::bytemuck::cast_mut(d);
-        d[j % 8] = Self::words16(s, lo, hi);
+        d[j % 8] = Self::words16(cpu, lo, hi);
     }
 
     /// A whole Q4 chunk by another route, if this output word has one (`code` from the chunk's
     /// first byte, `sc` its two group scales times `2^-28`); `false`: nothing written.
     #[inline(always)]
-    fn q4_chunk(_s: pulp::x86::V3, _code: &[u8], _sc: &[f32], _d: &mut [Self; CHUNK]) -> bool {
+    fn q4_chunk(_cpu: Self::Cpu, _code: &[u8], _sc: &[f32], _d: &mut [Self; CHUNK]) -> bool {
         false
     }
 
@@ -231,7 +235,7 @@ pub(crate) trait ChunkOut: Copy + Default + pulp::bytemuck::Pod {
     /// lookup: f32 as it is (the default); `u16`: the BF16 word rounded ([`f32_to_bf16_rne`])
     /// in the low 16 bits.
     #[inline(always)]
-    fn table8(_s: pulp::x86::V3, q: core::arch::x86_64::__m256) -> core::arch::x86_64::__m256i {
+    fn table8(_cpu: Self::Cpu, q: core::arch::x86_64::__m256) -> core::arch::x86_64::__m256i {
         pulp::cast(q)
     }
 
@@ -239,18 +243,25 @@ pub(crate) trait ChunkOut: Copy + Default + pulp::bytemuck::Pod {
     /// (the default: f32 values through [`ChunkOut::put16`]).
     #[inline(always)]
     fn put16_words(
-        s: pulp::x86::V3,
+        cpu: Self::Cpu,
         d: &mut [Self; CHUNK],
         j: usize,
         lo: core::arch::x86_64::__m256i,
         hi: core::arch::x86_64::__m256i,
     ) {
-        Self::put16(s, d, j, pulp::cast(lo), pulp::cast(hi))
+        Self::put16(cpu, d, j, pulp::cast(lo), pulp::cast(hi))
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 impl ChunkOut for f32 {
+    type Cpu = pulp::x86::V3;
+
+    #[inline(always)]
+    fn v3(cpu: pulp::x86::V3) -> pulp::x86::V3 {
+        cpu
+    }
+
     #[inline(always)]
     fn words16(
         _: pulp::x86::V3,
@@ -263,6 +274,13 @@ impl ChunkOut for f32 {
 
 #[cfg(target_arch = "x86_64")]
 impl ChunkOut for u16 {
+    type Cpu = pulp::x86::V3;
+
+    #[inline(always)]
+    fn v3(cpu: pulp::x86::V3) -> pulp::x86::V3 {
+        cpu
+    }
+
     #[inline(always)]
     fn words16(
         s: pulp::x86::V3,
@@ -300,13 +318,14 @@ impl ChunkOut for u16 {
 }
 
 /// BF16 words rounded by AVX-512 BF16 (`vcvtne2ps2bf16`, [`x86::cvt16`]): the output word of
-/// the dequantizers under [`x86::row_bf16_avx512bf16`], the only code it is used in. The
-/// instruction reads a subnormal binary32 as zero, so with `SUB` each 16 values are first
-/// tested for one (`vfpclassps`) and, if any, rounded in integer registers ([`x86::round16`]).
-/// The grouped formats go without the test (`SUB = false`; it cost 20-25% there): a grouped
-/// value `s q` is never subnormal (zero, or at least `2^-24` in magnitude: a binary16 scale
-/// times an integer code; the dequantizer's exact factors `q 2^(32 - b)` and `s 2^-(32 - b)`
-/// are normal too).
+/// the dequantizers under [`x86::row_bf16_avx512bf16`]. Its [`ChunkOut`] methods take the
+/// [`Avx512Bf16`] proof, which only an `unsafe` constructor makes (until session 23 they took
+/// the `V3` token, and only a convention kept them under that function). The instruction reads
+/// a subnormal binary32 as zero, so with `SUB` each 16 values are first tested for one
+/// (`vfpclassps`) and, if any, rounded in integer registers ([`x86::round16`]). The grouped
+/// formats go without the test (`SUB = false`; it cost 20-25% there): a grouped value `s q` is
+/// never subnormal (zero, or at least `2^-24` in magnitude: a binary16 scale times an integer
+/// code; the dequantizer's exact factors `q 2^(32 - b)` and `s 2^-(32 - b)` are normal too).
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Default)]
 #[repr(transparent)]
@@ -321,25 +340,49 @@ unsafe impl<const SUB: bool> pulp::bytemuck::Pod for CvtBf16<SUB> {}
 
 #[cfg(target_arch = "x86_64")]
 impl<const SUB: bool> ChunkOut for CvtBf16<SUB> {
+    type Cpu = Avx512Bf16;
+
     #[inline(always)]
-    fn words16(
-        s: pulp::x86::V3,
-        lo: core::arch::x86_64::__m256,
-        hi: core::arch::x86_64::__m256,
-    ) -> [CvtBf16<SUB>; 16] {
-        // SAFETY: `CvtBf16` rows run only under `row_bf16_avx512bf16`, whose caller proved
-        // AVX-512 BF16 and the `V4` features (AVX-512 F/BW/CD/DQ/VL).
-        pulp::cast(unsafe { x86::cvt16_or_round(s, SUB, lo, hi) })
+    fn v3(cpu: Avx512Bf16) -> pulp::x86::V3 {
+        cpu.0
     }
 
     #[inline(always)]
-    fn q4_chunk(s: pulp::x86::V3, code: &[u8], sc: &[f32], d: &mut [CvtBf16<SUB>; CHUNK]) -> bool {
-        crate::gemv::f32x86::dequant_chunk_q4_bf16_v3(s, code, sc, pulp::bytemuck::cast_mut(d));
+    fn words16(
+        cpu: Avx512Bf16,
+        lo: core::arch::x86_64::__m256,
+        hi: core::arch::x86_64::__m256,
+    ) -> [CvtBf16<SUB>; 16] {
+        // SAFETY: an `Avx512Bf16` is only made where AVX-512 F/BW/CD/DQ/VL and BF16 are known to
+        // be present (`Avx512Bf16::new_unchecked`'s contract).
+        pulp::cast(unsafe { x86::cvt16_or_round(cpu.0, SUB, lo, hi) })
+    }
+
+    #[inline(always)]
+    fn q4_chunk(cpu: Avx512Bf16, code: &[u8], sc: &[f32], d: &mut [CvtBf16<SUB>; CHUNK]) -> bool {
+        crate::gemv::f32x86::dequant_chunk_q4_bf16_v3(cpu.0, code, sc, pulp::bytemuck::cast_mut(d));
         true
     }
 
     // NVFP4: the f32 tables and `put16` (a rounded table was slower here, measured in
     // `nvfp4x86::dequant_row_v3`).
+}
+
+/// The proof [`CvtBf16`] needs ([`ChunkOut::Cpu`]): the CPU has AVX-512 F/BW/CD/DQ/VL and BF16.
+/// Made only by the `unsafe` [`Avx512Bf16::new_unchecked`], so the safe [`ChunkOut`] methods of
+/// `CvtBf16`, which run AVX-512 BF16 instructions, cannot be reached without it.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Avx512Bf16(pulp::x86::V3);
+
+#[cfg(target_arch = "x86_64")]
+impl Avx512Bf16 {
+    /// # Safety
+    /// The CPU must have AVX-512 F/BW/CD/DQ/VL and BF16 (the `V3` token proves the rest).
+    #[inline(always)]
+    pub(crate) unsafe fn new_unchecked(s: pulp::x86::V3) -> Self {
+        Self(s)
+    }
 }
 
 /// The AVX2 rows (`V3`; `V4` runs them too).
@@ -423,22 +466,24 @@ pub(crate) mod x86 {
         enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512bf16,avx2,fma,bmi1,bmi2,lzcnt,popcnt"
     )]
     pub(super) unsafe fn row_bf16_avx512bf16(s: pulp::x86::V3, w: &Weights<'_>, row: usize, out: &mut [u16]) {
+        // SAFETY: this function's caller guarantees AVX-512 F/BW/CD/DQ/VL and BF16.
+        let cpu = unsafe { super::Avx512Bf16::new_unchecked(s) };
         match *w {
             Weights::Bf16 { .. } => row_bf16_v3(s, w, row, out),
             Weights::Fp32 { k, words, .. } => bf16_of_f32(
-                s,
+                cpu,
                 row_words(words, 4, k, row, 0, k),
                 pulp::bytemuck::cast_slice_mut::<u16, super::CvtBf16<true>>(out),
             ),
             Weights::Grouped { .. } => f32x86::dequant_row_v3(
-                s,
+                cpu,
                 w,
                 row,
                 0,
                 pulp::bytemuck::cast_slice_mut::<u16, super::CvtBf16<false>>(out),
             ),
             Weights::Nvfp4 { .. } => nvfp4x86::dequant_row_v3(
-                s,
+                cpu,
                 w,
                 row,
                 0,
@@ -447,7 +492,7 @@ pub(crate) mod x86 {
             Weights::Fp8 { .. } => {
                 let out = pulp::bytemuck::cast_slice_mut::<u16, super::CvtBf16<true>>(out);
                 // SAFETY: AVX-512 F implies F16C (this function's caller proved AVX-512 F).
-                unsafe { fp8x86::dequant_row_f16c(s, w, row, 0, out) }
+                unsafe { fp8x86::dequant_row_f16c(cpu, w, row, 0, out) }
             }
         }
     }
@@ -548,19 +593,19 @@ pub(crate) mod x86 {
     /// words ([`f32_to_bf16_rne`]), 16 at a time ([`ChunkOut::words16`]); `out.len() ==
     /// src.len() / 4`. The tail from a zero-padded copy.
     #[inline(always)]
-    fn bf16_of_f32<T: ChunkOut>(s: pulp::x86::V3, src: &[u8], out: &mut [T]) {
+    fn bf16_of_f32<T: ChunkOut>(cpu: T::Cpu, src: &[u8], out: &mut [T]) {
         let (o16, orest) = out.as_chunks_mut::<16>();
         let (s64, srest) = src.as_chunks::<64>();
         for (o, b) in o16.iter_mut().zip(s64) {
             let [lo, hi]: [__m256; 2] = pulp::cast(*b);
-            *o = T::words16(s, lo, hi);
+            *o = T::words16(cpu, lo, hi);
         }
         if !orest.is_empty() {
             let mut b = [0u8; 64];
             b[..srest.len()].copy_from_slice(srest);
             let [lo, hi]: [__m256; 2] = pulp::cast(b);
             let n = orest.len();
-            orest.copy_from_slice(&T::words16(s, lo, hi)[..n]);
+            orest.copy_from_slice(&T::words16(cpu, lo, hi)[..n]);
         }
     }
 

@@ -1222,7 +1222,7 @@ const TOP_BYTES: [[u8; 32]; 2] = {
 /// length is a multiple of 128, or reaches K (a partial last chunk goes through a buffer).
 #[inline(always)]
 pub(crate) fn dequant_row_v3<T: ChunkOut>(
-    s: pulp::x86::V3,
+    cpu: T::Cpu,
     w: &Weights<'_>,
     row: usize,
     c0: usize,
@@ -1251,10 +1251,10 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
                 .get_mut(at..at + CHUNK)
                 .and_then(|o| <&mut [T; CHUNK]>::try_from(o).ok())
             {
-                Some(o) => dequant_chunk_v3(s, g, &codes[row * rcb + c * cb..], scc, o),
+                Some(o) => dequant_chunk_v3(cpu, g, &codes[row * rcb + c * cb..], scc, o),
                 None => {
                     let mut b = [T::default(); CHUNK];
-                    dequant_chunk_v3(s, g, &codes[row * rcb + c * cb..], scc, &mut b);
+                    dequant_chunk_v3(cpu, g, &codes[row * rcb + c * cb..], scc, &mut b);
                     let o = &mut out[at..];
                     let n = o.len();
                     o.copy_from_slice(&b[..n]);
@@ -1268,10 +1268,11 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
 /// One chunk of [`dequant_row_v3`]: `code` from the chunk's first byte, `sc` its group scales
 /// times `2^-(32 - b)`, `d` its 128 positions in order.
 #[inline(always)]
-fn dequant_chunk_v3<T: ChunkOut>(s: pulp::x86::V3, g: Grouped, code: &[u8], sc: &[f32], d: &mut [T; CHUNK]) {
-    if g == Grouped::Q4 && T::q4_chunk(s, code, sc, d) {
+fn dequant_chunk_v3<T: ChunkOut>(cpu: T::Cpu, g: Grouped, code: &[u8], sc: &[f32], d: &mut [T; CHUNK]) {
+    if g == Grouped::Q4 && T::q4_chunk(cpu, code, sc, d) {
         return;
     }
+    let s = T::v3(cpu);
     let (avx, avx2) = (s.avx, s.avx2);
     let masks: [__m256i; 2] = pulp::cast(TOP_BYTES);
     let gpc = CHUNK / g.group_size();
@@ -1285,7 +1286,7 @@ fn dequant_chunk_v3<T: ChunkOut>(s: pulp::x86::V3, g: Grouped, code: &[u8], sc: 
         for (h, &v) in halves.iter().enumerate() {
             let [lo, hi] =
                 masks.map(|m| avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(avx2._mm256_shuffle_epi8(v, m)), sg));
-            T::put16(s, d, 2 * b + h, lo, hi);
+            T::put16(cpu, d, 2 * b + h, lo, hi);
         }
     }
 }

@@ -495,7 +495,7 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
 /// [`dequant_row_v3_f16c`] where the CPU has F16C, else [`dequant_row_v3`].
 #[inline(always)]
 pub(crate) fn dequant_row_fast_v3<T: ChunkOut>(
-    s: pulp::x86::V3,
+    cpu: T::Cpu,
     w: &Weights<'_>,
     row: usize,
     c0: usize,
@@ -503,9 +503,9 @@ pub(crate) fn dequant_row_fast_v3<T: ChunkOut>(
 ) {
     if std::arch::is_x86_feature_detected!("f16c") {
         // SAFETY: F16C was detected just above; the token proves the V3 features.
-        unsafe { dequant_row_v3_f16c(s, w, row, c0, out) }
+        unsafe { dequant_row_v3_f16c(cpu, w, row, c0, out) }
     } else {
-        dequant_row_v3(s, w, row, c0, out)
+        dequant_row_v3(cpu, w, row, c0, out)
     }
 }
 
@@ -522,14 +522,14 @@ pub(crate) fn dequant_row_fast_v3<T: ChunkOut>(
 /// The CPU must have the `V3` features (the token proves them) and F16C.
 #[target_feature(enable = "avx,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
 pub(crate) unsafe fn dequant_row_v3_f16c<T: ChunkOut>(
-    s: pulp::x86::V3,
+    cpu: T::Cpu,
     w: &Weights<'_>,
     row: usize,
     c0: usize,
     out: &mut [T],
 ) {
     // SAFETY: this function's caller guarantees F16C.
-    unsafe { dequant_row_f16c(s, w, row, c0, out) }
+    unsafe { dequant_row_f16c(cpu, w, row, c0, out) }
 }
 
 /// The body of [`dequant_row_v3_f16c`], inlined into it and into the AVX-512 BF16 row
@@ -540,7 +540,7 @@ pub(crate) unsafe fn dequant_row_v3_f16c<T: ChunkOut>(
 /// The CPU must have the `V3` features (the token proves them) and F16C.
 #[inline(always)]
 pub(crate) unsafe fn dequant_row_f16c<T: ChunkOut>(
-    s: pulp::x86::V3,
+    cpu: T::Cpu,
     w: &Weights<'_>,
     row: usize,
     c0: usize,
@@ -551,21 +551,21 @@ pub(crate) unsafe fn dequant_row_f16c<T: ChunkOut>(
     };
     // NaN and infinite multipliers fail this too.
     if m.abs() >= TWO_P120 || m.is_nan() {
-        return dequant_row_v3(s, w, row, c0, out);
+        return dequant_row_v3(cpu, w, row, c0, out);
     }
-    let avx = s.avx;
+    let avx = T::v3(cpu).avx;
     let dec = F16cBlock {
         m8: avx._mm256_set1_ps(m * 256.0),
         mv: avx._mm256_set1_ps(m),
     };
-    row_blocks(s, dec, w, row, c0, out);
+    row_blocks(cpu, dec, w, row, c0, out);
 }
 
 /// How a row dequantizer decodes 32 FP8 codes (a trait, not a closure: a closure is not
 /// inlined into the `target_feature` context).
 trait Fp8Block: Copy {
     /// The 32 values of code bytes `b` into `d`, 16 at a time ([`ChunkOut::words16`]).
-    fn block<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; 32], d: &mut [T; 32]);
+    fn block<T: ChunkOut>(self, cpu: T::Cpu, b: &[u8; 32], d: &mut [T; 32]);
 }
 
 /// [`dequant_row_f16c`]'s block: through binary16 ([`decode32_f16c`], times `m8 = m 2^8`), or,
@@ -579,7 +579,8 @@ struct F16cBlock {
 
 impl Fp8Block for F16cBlock {
     #[inline(always)]
-    fn block<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; 32], d: &mut [T; 32]) {
+    fn block<T: ChunkOut>(self, cpu: T::Cpu, b: &[u8; 32], d: &mut [T; 32]) {
+        let s = T::v3(cpu);
         let (avx, avx2) = (s.avx, s.avx2);
         let v: __m256i = pulp::cast(*b);
         // `b + b` is `0xfe` exactly for a NaN word (see `rows_v3_nb`).
@@ -597,8 +598,8 @@ impl Fp8Block for F16cBlock {
             ]
         };
         let d: &mut [[T; 16]; 2] = pulp::bytemuck::cast_mut(d);
-        d[0] = T::words16(s, q[0], q[1]);
-        d[1] = T::words16(s, q[2], q[3]);
+        d[0] = T::words16(cpu, q[0], q[1]);
+        d[1] = T::words16(cpu, q[2], q[3]);
     }
 }
 
@@ -610,11 +611,11 @@ struct IntBlock {
 
 impl Fp8Block for IntBlock {
     #[inline(always)]
-    fn block<T: ChunkOut>(self, s: pulp::x86::V3, b: &[u8; 32], d: &mut [T; 32]) {
-        let q: [__m256; 4] = pulp::cast(int32_times(s, b, self.mv));
+    fn block<T: ChunkOut>(self, cpu: T::Cpu, b: &[u8; 32], d: &mut [T; 32]) {
+        let q: [__m256; 4] = pulp::cast(int32_times(T::v3(cpu), b, self.mv));
         let d: &mut [[T; 16]; 2] = pulp::bytemuck::cast_mut(d);
-        d[0] = T::words16(s, q[0], q[1]);
-        d[1] = T::words16(s, q[2], q[3]);
+        d[0] = T::words16(cpu, q[0], q[1]);
+        d[1] = T::words16(cpu, q[2], q[3]);
     }
 }
 
@@ -623,7 +624,7 @@ impl Fp8Block for IntBlock {
 /// values are written). The code bytes are prefetched [`PF`] ahead once per 4 KiB.
 #[inline(always)]
 fn row_blocks<T: ChunkOut, D: Fp8Block>(
-    s: pulp::x86::V3,
+    cpu: T::Cpu,
     dec: D,
     w: &Weights<'_>,
     row: usize,
@@ -641,13 +642,13 @@ fn row_blocks<T: ChunkOut, D: Fp8Block>(
         if i % (PF / 32) == 0 {
             prefetch::line(b.as_ptr().wrapping_add(PF));
         }
-        dec.block(s, b, o);
+        dec.block(cpu, b, o);
     }
     if !orest.is_empty() {
         let mut pb = [0u8; 32];
         pb[..brest.len()].copy_from_slice(brest);
         let mut buf = [T::default(); 32];
-        dec.block(s, &pb, &mut buf);
+        dec.block(cpu, &pb, &mut buf);
         let n = orest.len();
         orest.copy_from_slice(&buf[..n]);
     }
@@ -672,7 +673,7 @@ fn int32_times(s: pulp::x86::V3, b: &[u8; 32], m: __m256) -> [[f32; 8]; 4] {
 /// decoded from a zero-padded copy (nothing is read past the row).
 #[inline(always)]
 pub(crate) fn dequant_row_v3<T: ChunkOut>(
-    s: pulp::x86::V3,
+    cpu: T::Cpu,
     w: &Weights<'_>,
     row: usize,
     c0: usize,
@@ -682,7 +683,7 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
         return;
     };
     let dec = IntBlock {
-        mv: s.avx._mm256_set1_ps(m),
+        mv: T::v3(cpu).avx._mm256_set1_ps(m),
     };
-    row_blocks(s, dec, w, row, c0, out);
+    row_blocks(cpu, dec, w, row, c0, out);
 }

@@ -1232,7 +1232,7 @@ const MAG: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
 /// of 128, or reaches K.
 #[inline(always)]
 pub(crate) fn dequant_row_v3<T: ChunkOut>(
-    s: pulp::x86::V3,
+    cpu: T::Cpu,
     w: &Weights<'_>,
     row: usize,
     c0: usize,
@@ -1249,6 +1249,7 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
     else {
         return;
     };
+    let s = T::v3(cpu);
     let (avx, avx2) = (s.avx, s.avx2);
     let mag: __m256 = pulp::cast(MAG);
     let dv = avx._mm256_set1_ps(d);
@@ -1299,7 +1300,7 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
                 let e1 = avx2._mm256_or_si256(pulp::cast(avx2._mm256_permutevar8x32_ps(mag, v1)), sign1);
                 let lo = avx._mm256_div_ps(avx._mm256_mul_ps(pulp::cast(e0), scale), dv);
                 let hi = avx._mm256_div_ps(avx._mm256_mul_ps(pulp::cast(e1), scale), dv);
-                T::put16(s, dst, j, lo, hi);
+                T::put16(cpu, dst, j, lo, hi);
             }
         } else {
             // The quotient tables as output words (BF16: rounded once per sub-block), the code's
@@ -1307,7 +1308,7 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
             // symmetric in the sign, so `bf16(-x)` is `bf16(x)` with its sign flipped.
             let mut tw = [avx._mm256_setzero_si256(); 8];
             for (t, &qj) in tw.iter_mut().zip(&q) {
-                *t = T::table8(s, qj);
+                *t = T::table8(cpu, qj);
             }
             let word_sign = avx._mm256_set1_epi32((1u32 << T::SIGN_BIT) as i32);
             for (j, &tj) in tw.iter().enumerate() {
@@ -1325,7 +1326,7 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
                     avx2._mm256_permutevar8x32_epi32(tj, v1),
                     avx2._mm256_and_si256(sign1, word_sign),
                 );
-                T::put16_words(s, dst, j, lo, hi);
+                T::put16_words(cpu, dst, j, lo, hi);
             }
         }
         if partial {
