@@ -1020,7 +1020,10 @@ fn pass_v4_split<const KIND: u8, const NB: usize, const R: usize>(
 /// faster, 12.2 -> 12.6); on the AVX2-only AMD EPYC (Zen 3) of session 14, where this kernel is
 /// the one dispatched, two chains made Q4 faster: one thread, 256x8192 cache-resident, medians
 /// of 7 alternations, 14.07 -> 15.98 G weights/s; 8192x8192 from memory, medians of 5, one / two
-/// threads, 13.67 / 26.39 -> 15.09 / 30.23. (The Xeons dispatch the AVX-512 kernels.)
+/// threads, 13.67 / 26.39 -> 15.09 / 30.23. (The Xeons dispatch the AVX-512 kernels.) Four
+/// chains for Q5 (session 23, Zen 4 class, 256x8192 and 1024x2048 cache-resident): the same
+/// times; the loop is bound by its conversions and shifts, not by the chains' latency (README,
+/// "Session 23").
 pub(crate) const SPLIT_CHAINS: usize = 2;
 
 /// Sum chains per group of [`pass_v3_split`] for scheme `g` at K = `k`: one where that kernel

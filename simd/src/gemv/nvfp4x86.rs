@@ -113,7 +113,10 @@
 //!   (session 8's AVX2 `f32x86::split_weights`, since replaced, with per-lane scales, no
 //!   per-lane partial sums), 10.62 -> 9.96.
 //!   This kernel already spends port 5 on two table shuffles and a scale permute per half
-//!   chunk.
+//!   chunk. Tried in session 23 (Zen 4 class, one thread, medians of 4) and dropped: bfloat16
+//!   words from two table shuffles (high and low bytes) and two byte unpacks, widened by a
+//!   shift or an AND instead of converted (1024x2048 16.30 -> 17.33 G weights/s, 256x8192
+//!   16.19 -> 15.90, 8192x8192 from memory two threads 29.21 -> 28.52).
 //! - AVX-512: vector j of a chunk is the code register shifted right by `4j` per 32-bit lane,
 //!   so `permutexvar` on the 16-entry `E2M1_TO_F32` table gives lane l the value of position
 //!   `8l + j`; the activations are reordered to match once per call and thread. Per chunk and
