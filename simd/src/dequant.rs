@@ -344,7 +344,7 @@ impl<const SUB: bool> ChunkOut for CvtBf16<SUB> {
 
     #[inline(always)]
     fn v3(cpu: Avx512Bf16) -> pulp::x86::V3 {
-        cpu.0
+        cpu.v3()
     }
 
     #[inline(always)]
@@ -355,12 +355,12 @@ impl<const SUB: bool> ChunkOut for CvtBf16<SUB> {
     ) -> [CvtBf16<SUB>; 16] {
         // SAFETY: an `Avx512Bf16` is only made where AVX-512 F/BW/CD/DQ/VL and BF16 are known to
         // be present (`Avx512Bf16::new_unchecked`'s contract).
-        pulp::cast(unsafe { x86::cvt16_or_round(cpu.0, SUB, lo, hi) })
+        pulp::cast(unsafe { x86::cvt16_or_round(cpu.v3(), SUB, lo, hi) })
     }
 
     #[inline(always)]
     fn q4_chunk(cpu: Avx512Bf16, code: &[u8], sc: &[f32], d: &mut [CvtBf16<SUB>; CHUNK]) -> bool {
-        crate::gemv::f32x86::dequant_chunk_q4_bf16_v3(cpu.0, code, sc, pulp::bytemuck::cast_mut(d));
+        crate::gemv::f32x86::dequant_chunk_q4_bf16_v3(cpu.v3(), code, sc, pulp::bytemuck::cast_mut(d));
         true
     }
 
@@ -368,20 +368,33 @@ impl<const SUB: bool> ChunkOut for CvtBf16<SUB> {
     // `nvfp4x86::dequant_row_v3`).
 }
 
-/// The proof [`CvtBf16`] needs ([`ChunkOut::Cpu`]): the CPU has AVX-512 F/BW/CD/DQ/VL and BF16.
-/// Made only by the `unsafe` [`Avx512Bf16::new_unchecked`], so the safe [`ChunkOut`] methods of
-/// `CvtBf16`, which run AVX-512 BF16 instructions, cannot be reached without it.
 #[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy)]
-pub(crate) struct Avx512Bf16(pulp::x86::V3);
+pub(crate) use proof::Avx512Bf16;
 
+/// Its own module, so that no code beside [`Avx512Bf16::new_unchecked`] can fill in the private
+/// field (the rest of this file, its `x86` module included, could otherwise).
 #[cfg(target_arch = "x86_64")]
-impl Avx512Bf16 {
-    /// # Safety
-    /// The CPU must have AVX-512 F/BW/CD/DQ/VL and BF16 (the `V3` token proves the rest).
-    #[inline(always)]
-    pub(crate) unsafe fn new_unchecked(s: pulp::x86::V3) -> Self {
-        Self(s)
+mod proof {
+    /// The proof [`super::CvtBf16`] needs ([`super::ChunkOut::Cpu`]): the CPU has AVX-512
+    /// F/BW/CD/DQ/VL and BF16. Made only by the `unsafe` [`Avx512Bf16::new_unchecked`], so the
+    /// safe [`super::ChunkOut`] methods of `CvtBf16`, which run AVX-512 BF16 instructions, cannot
+    /// be reached without it.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Avx512Bf16(pulp::x86::V3);
+
+    impl Avx512Bf16 {
+        /// # Safety
+        /// The CPU must have AVX-512 F/BW/CD/DQ/VL and BF16 (the `V3` token proves the rest).
+        #[inline(always)]
+        pub(crate) unsafe fn new_unchecked(s: pulp::x86::V3) -> Self {
+            Self(s)
+        }
+
+        /// The `V3` token it holds.
+        #[inline(always)]
+        pub(crate) fn v3(self) -> pulp::x86::V3 {
+            self.0
+        }
     }
 }
 
