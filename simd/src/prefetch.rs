@@ -6,9 +6,29 @@
 /// Prefetch the cache line holding `p` into every cache level.
 #[inline(always)]
 pub(crate) fn line(p: *const u8) {
-    // SAFETY: `prefetcht0` needs SSE, which every x86-64 CPU has; it reads no memory that the
-    // program can observe and never faults, whatever the address.
-    unsafe { core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast()) }
+    hint::<false>(p)
+}
+
+/// Prefetch the cache line holding `p` into L2 (and outer levels) but not L1 (`prefetcht1`):
+/// for a stream read well ahead of its use while other data must stay in L1 (see
+/// `gemv::f32x86::pass_v3_split`); the hardware prefetchers bring it on into L1.
+#[inline(always)]
+pub(crate) fn line_l2(p: *const u8) {
+    hint::<true>(p)
+}
+
+#[inline(always)]
+fn hint<const L2_ONLY: bool>(p: *const u8) {
+    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+    // SAFETY: `prefetcht0` and `prefetcht1` need SSE, which every x86-64 CPU has; they read no
+    // memory that the program can observe and never fault, whatever the address.
+    unsafe {
+        if L2_ONLY {
+            _mm_prefetch::<_MM_HINT_T1>(p.cast())
+        } else {
+            _mm_prefetch::<_MM_HINT_T0>(p.cast())
+        }
+    }
 }
 
 /// Prefetch every cache line of the `len` bytes at `p` (`len >= 1`): one prefetch per 64 bytes
@@ -16,10 +36,21 @@ pub(crate) fn line(p: *const u8) {
 /// Q6 96, W8 128; an unaligned f32 group) has all its lines fetched.
 #[inline(always)]
 pub(crate) fn span(p: *const u8, len: usize) {
+    span_to::<false>(p, len)
+}
+
+/// [`span`] into L2 only ([`line_l2`]).
+#[inline(always)]
+pub(crate) fn span_l2(p: *const u8, len: usize) {
+    span_to::<true>(p, len)
+}
+
+#[inline(always)]
+fn span_to<const L2_ONLY: bool>(p: *const u8, len: usize) {
     let mut o = 0;
     while o < len {
-        line(p.wrapping_add(o));
+        hint::<L2_ONLY>(p.wrapping_add(o));
         o += 64;
     }
-    line(p.wrapping_add(len.max(1) - 1));
+    hint::<L2_ONLY>(p.wrapping_add(len.max(1) - 1));
 }

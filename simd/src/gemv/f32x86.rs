@@ -1058,9 +1058,10 @@ const fn paired_v3(g: Grouped, k: usize) -> bool {
     matches!(g, Grouped::Q4) && k > X_IN_L1_K
 }
 
-/// The largest K whose f32 activation row (16 KiB) the AVX2 Q4 kernel counts on staying in the
-/// L1 data cache beside the weights ([`paired_v3`]).
-const X_IN_L1_K: usize = 4096;
+/// The largest K whose f32 activation row (16 KiB) the AVX2 `F32` kernels count on staying in
+/// the L1 data cache beside the weights: above it Q4 pairs its rows ([`paired_v3`]), and the
+/// row-split ([`pass_v3_split`]) and NVFP4 kernels prefetch their code bytes into L2 only.
+pub(crate) const X_IN_L1_K: usize = 4096;
 
 /// Weight rows per pass of [`pass_v3_split`] for one batch row: [`PAIR`] for W8
 /// ([`W8_STREAMS_V3`]) and where [`paired_v3`], else one.
@@ -1107,6 +1108,18 @@ const _: () = assert!(SPLIT_CHAINS == 2);
 /// FMAs of the FMA-made weights before it (session 9; Xeon, 256x8192 cache-resident one thread,
 /// medians of 3 alternations, G weights/s: Q4 11.37 -> 14.75, Q5 10.67 -> 12.39, Q6 10.65 ->
 /// 12.64).
+///
+/// The next row's code bytes are prefetched one chunk at a time, into L2 only (`prefetcht1`,
+/// [`crate::prefetch::span_l2`]) where K exceeds [`X_IN_L1_K`]. Fetched into L1 a row (5-8
+/// KiB at K = 8192) ahead, they likely took the room of the 32 KiB activation row there (this
+/// VM has no hardware counters to confirm it). Session 23's
+/// AMD EPYC (Zen 4 class), `report --isa V3`, G weights/s, two threads, 8192x8192 from memory,
+/// medians of 7 alternations: Q5 29.94 -> 32.69, Q6 26.94 -> 32.00, W8 26.42 -> 32.43, Q4 38.22
+/// -> 39.03 (one thread, medians of 5: Q5 14.98 -> 16.11, Q6 13.08 -> 15.22, W8 13.88 ->
+/// 18.26, Q4 19.12 -> 19.29); 4096x16384, one thread, medians of 4: Q5 14.01 -> 15.64, Q6
+/// 13.38 -> 15.54, W8 12.32 -> 17.91; cache-resident 256x8192 within 2%. At K = 2048 (16384x2048,
+/// where the activations stay in L1) the L2-only prefetch was slower with one thread (3-7%)
+/// and for Q4 and W8 with two (10-15%), so those keep `prefetcht0`.
 #[inline(always)]
 fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize, const CH: usize>(
     s: pulp::x86::V3,
@@ -1130,13 +1143,20 @@ fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize, const CH: usiz
     let gpc = CHUNK / g.group_size();
     let bpg = 4 / gpc;
     let mut y = [[[avx._mm256_setzero_ps(); 2]; NB]; R];
+    let l2 = w.k() > X_IN_L1_K;
     for c in 0..chunks {
         let xc = chunk_acts::<NB>(xs, kc, c, nb);
         let mut cr: [&[u8]; R] = [&[]; R];
         for (cv, &row) in cr.iter_mut().zip(&rows) {
             let at = row * rcb + c * cb;
-            // One row ahead, as the I8 kernels do.
-            crate::prefetch::span(codes.as_ptr().wrapping_add(at + rcb), cb);
+            // One row ahead, as the I8 kernels do; into L2 only where the activations do not
+            // stay in L1 (see above).
+            let p = codes.as_ptr().wrapping_add(at + rcb);
+            if l2 {
+                crate::prefetch::span_l2(p, cb);
+            } else {
+                crate::prefetch::span(p, cb);
+            }
             *cv = &codes[at..at + cb];
         }
         for h in 0..gpc {

@@ -134,7 +134,7 @@ use ninfer_core::layout::blockscale::scale_index;
 use ninfer_core::tables::E2M1_TO_F32;
 use pulp::Simd;
 
-use super::f32x86::{top_bytes_v3, F32Job};
+use super::f32x86::{top_bytes_v3, F32Job, X_IN_L1_K};
 use super::fp8x86::e4m3fn_lanes_v3;
 use super::i8::{tree8, I8Job, QuantAct};
 use super::i8x86::amd_cores;
@@ -269,6 +269,21 @@ fn chunk_scales(sr: &[u8], c: usize) -> [u8; 8] {
 #[inline(always)]
 fn ahead<const D: usize>(rc: &[u8], sr: &[u8], c: usize, scales: bool) {
     ahead_codes(rc, c);
+    if scales {
+        ahead_scales::<D>(sr, c);
+    }
+}
+
+/// [`ahead`] with the code bytes fetched into L2 only ([`prefetch::line_l2`]): the AVX2 `F32`
+/// kernel's where K exceeds [`X_IN_L1_K`], so that the line fetched [`PF`] ahead does not take
+/// L1 room from the staged activations (4 K bytes, 32 KiB at K = 8192: as much as the L1 data
+/// cache of the hosts measured). Session 23's AMD EPYC (Zen 4 class), `report --isa V3`,
+/// 8192x8192 from memory, G weights/s, one / two threads, medians of 5 alternations: 14.80 /
+/// 27.87 -> 15.21 / 30.41, a second set 14.91 / 29.96 -> 15.31 / 30.41 (4096 bytes ahead
+/// instead of `PF`: 15.37 / 30.96, within the noise of it).
+#[inline(always)]
+fn ahead_l2<const D: usize>(rc: &[u8], sr: &[u8], c: usize, scales: bool) {
+    prefetch::line_l2(rc.as_ptr().wrapping_add(64 * c + PF));
     if scales {
         ahead_scales::<D>(sr, c);
     }
@@ -883,11 +898,16 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     let spf = scale_prefetch();
+    let l2 = kc > X_IN_L1_K;
     for row in r0..r1 {
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
-            ahead::<PF_S_F32>(rc, sr, c, spf);
+            if l2 {
+                ahead_l2::<PF_S_F32>(rc, sr, c, spf);
+            } else {
+                ahead::<PF_S_F32>(rc, sr, c, spf);
+            }
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
             let sv = if F16C {
                 scales_f16c(s, sbytes)
