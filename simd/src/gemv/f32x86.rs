@@ -61,8 +61,9 @@
 //! see [`v4_split`]), then a second FMA with `x`. The sum order is no longer the generic
 //! kernel's: the kernel meets the `F32` criterion and equals a scalar model of its order bit for
 //! bit (`gemv/x86_tests.rs`). And the code bytes of every row-split kind are software-prefetched
-//! one row ahead in their stream, as the `I8` kernels do (kept on the AMD EPYC, Zen 3, of
-//! session 17, where dropping the NVFP4 kernels' scale prefetch paid: without it, 8192x8192
+//! one row ahead in their stream (on AVX2 into L2 only where K > 4096, since session 23,
+//! [`pass_v3_split`]), as the `I8` kernels do (kept on the AMD EPYC, Zen 3, of session 17,
+//! where dropping the NVFP4 kernels' scale prefetch paid: without it, 8192x8192
 //! from memory, medians of 5 alternations, one / two threads, G weights/s, Q4 16.54 / 32.42 ->
 //! 14.79 / 29.43, Q5 13.86 / 26.36 -> 12.21 / 23.15, Q6 12.83 / 24.02 -> 10.89 / 19.93; one
 //! prefetch per distinct line instead of `prefetch::span`'s last-byte one: Q4 16.22 / 31.98,

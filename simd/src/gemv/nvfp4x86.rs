@@ -26,7 +26,8 @@
 //! -> 32.3), and on AVX2 pairs of rows 32 apart (no change: its 2-row passes are bound by the
 //! decode).
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
-//! streams are software-prefetched ([`PF`]; the scales per kernel, both lines of a chunk,
+//! streams are software-prefetched ([`PF`]; the codes into L2 only in the AVX2 `F32` kernel
+//! where K > 4096, [`ahead_l2`]; the scales per kernel, both lines of a chunk,
 //! [`PF_S_I8`], except in the AVX2 GEMV kernels and the AVX-512 `I8` kernel on AMD cores,
 //! [`scale_prefetch`]; the AVX2 `I8` kernel also fetches the next 128-row band's scale plane a
 //! share per row, [`band_share`]).
