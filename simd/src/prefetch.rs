@@ -9,12 +9,16 @@ pub(crate) fn line(p: *const u8) {
     hint::<false>(p)
 }
 
-/// Prefetch the cache line holding `p` into L2 (and outer levels) but not L1 (`prefetcht1`):
-/// for a stream read well ahead of its use while other data must stay in L1 (see
+/// [`line()`], or with `l2_only` into L2 (and outer levels) but not L1 (`prefetcht1`): for a
+/// stream read well ahead of its use while other data must stay in L1 (see
 /// `gemv::f32x86::pass_v3_split`); the hardware prefetchers bring it on into L1.
 #[inline(always)]
-pub(crate) fn line_l2(p: *const u8) {
-    hint::<true>(p)
+pub(crate) fn line_in(p: *const u8, l2_only: bool) {
+    if l2_only {
+        hint::<true>(p)
+    } else {
+        hint::<false>(p)
+    }
 }
 
 #[inline(always)]
@@ -39,10 +43,14 @@ pub(crate) fn span(p: *const u8, len: usize) {
     span_to::<false>(p, len)
 }
 
-/// [`span`] into L2 only ([`line_l2`]).
+/// [`span`], or with `l2_only` into L2 only ([`line_in`]).
 #[inline(always)]
-pub(crate) fn span_l2(p: *const u8, len: usize) {
-    span_to::<true>(p, len)
+pub(crate) fn span_in(p: *const u8, len: usize, l2_only: bool) {
+    if l2_only {
+        span_to::<true>(p, len)
+    } else {
+        span_to::<false>(p, len)
+    }
 }
 
 #[inline(always)]

@@ -1111,7 +1111,7 @@ const _: () = assert!(SPLIT_CHAINS == 2);
 /// 12.64).
 ///
 /// The next row's code bytes are prefetched one chunk at a time, into L2 only (`prefetcht1`,
-/// [`crate::prefetch::span_l2`]) where K exceeds [`X_IN_L1_K`]. Fetched into L1 a row (5-8
+/// [`crate::prefetch::span_in`]) where K exceeds [`X_IN_L1_K`]. Fetched into L1 a row (5-8
 /// KiB at K = 8192) ahead, they likely took the room of the 32 KiB activation row there (this
 /// VM has no hardware counters to confirm it). Session 23's
 /// AMD EPYC (Zen 4 class), `report --isa V3`, G weights/s, two threads, 8192x8192 from memory,
@@ -1152,12 +1152,7 @@ fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize, const CH: usiz
             let at = row * rcb + c * cb;
             // One row ahead, as the I8 kernels do; into L2 only where the activations do not
             // stay in L1 (see above).
-            let p = codes.as_ptr().wrapping_add(at + rcb);
-            if l2 {
-                crate::prefetch::span_l2(p, cb);
-            } else {
-                crate::prefetch::span(p, cb);
-            }
+            crate::prefetch::span_in(codes.as_ptr().wrapping_add(at + rcb), cb, l2);
             *cv = &codes[at..at + cb];
         }
         for h in 0..gpc {

@@ -27,7 +27,7 @@
 //! decode).
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
 //! streams are software-prefetched ([`PF`]; the codes into L2 only in the AVX2 `F32` kernel
-//! where K > 4096, [`ahead_l2`]; the scales per kernel, both lines of a chunk,
+//! where K > 4096, [`ahead_codes`]; the scales per kernel, both lines of a chunk,
 //! [`PF_S_I8`], except in the AVX2 GEMV kernels and the AVX-512 `I8` kernel on AMD cores,
 //! [`scale_prefetch`]; the AVX2 `I8` kernel also fetches the next 128-row band's scale plane a
 //! share per row, [`band_share`]).
@@ -264,36 +264,28 @@ fn chunk_scales(sr: &[u8], c: usize) -> [u8; 8] {
 }
 
 /// Software prefetch of the code bytes [`PF`] ahead (rows are contiguous, so this runs into
-/// the next rows) and, where `scales`, of the scales ([`ahead_scales`]; not for the later rows
-/// of an AVX-512 quad pass, which share the first row's lines, nor on AMD cores in the AVX2 GEMV
-/// kernels and the AVX-512 `I8` kernel, [`scale_prefetch`]).
+/// the next rows; with `l2_only` into L2 only, [`ahead_codes`]) and, where `scales`, of the
+/// scales ([`ahead_scales`]; not for the later rows of an AVX-512 quad pass, which share the
+/// first row's lines, nor on AMD cores in the AVX2 GEMV kernels and the AVX-512 `I8` kernel,
+/// [`scale_prefetch`]).
 #[inline(always)]
-fn ahead<const D: usize>(rc: &[u8], sr: &[u8], c: usize, scales: bool) {
-    ahead_codes(rc, c);
+fn ahead<const D: usize>(rc: &[u8], sr: &[u8], c: usize, scales: bool, l2_only: bool) {
+    ahead_codes(rc, c, l2_only);
     if scales {
         ahead_scales::<D>(sr, c);
     }
 }
 
-/// [`ahead`] with the code bytes fetched into L2 only ([`prefetch::line_l2`]): the AVX2 `F32`
-/// kernel's where K exceeds [`X_IN_L1_K`], so that the line fetched [`PF`] ahead does not take
-/// L1 room from the staged activations (4 K bytes, 32 KiB at K = 8192: as much as the L1 data
-/// cache of the hosts measured). Session 23's AMD EPYC (Zen 4 class), `report --isa V3`,
-/// 8192x8192 from memory, G weights/s, one / two threads, medians of 5 alternations: 14.80 /
-/// 27.87 -> 15.21 / 30.41, a second set 14.91 / 29.96 -> 15.31 / 30.41 (4096 bytes ahead
-/// instead of `PF`: 15.37 / 30.96, within the noise of it).
+/// Software prefetch of the code bytes [`PF`] ahead of chunk `c`; with `l2_only` into L2 only
+/// ([`prefetch::line_in`]): the AVX2 `F32` kernel's where K exceeds [`X_IN_L1_K`], so that the
+/// line fetched ahead does not take L1 room from the staged activations (4 K bytes, 32 KiB at
+/// K = 8192: as much as the L1 data cache of the hosts measured). Session 23's AMD EPYC (Zen 4
+/// class), `report --isa V3`, 8192x8192 from memory, G weights/s, one / two threads, medians of
+/// 5 alternations: 14.80 / 27.87 -> 15.21 / 30.41, a second set 14.91 / 29.96 -> 15.31 / 30.41
+/// (4096 bytes ahead instead of `PF`: 15.37 / 30.96, within the noise of it).
 #[inline(always)]
-fn ahead_l2<const D: usize>(rc: &[u8], sr: &[u8], c: usize, scales: bool) {
-    prefetch::line_l2(rc.as_ptr().wrapping_add(64 * c + PF));
-    if scales {
-        ahead_scales::<D>(sr, c);
-    }
-}
-
-/// Software prefetch of the code bytes [`PF`] ahead of chunk `c`.
-#[inline(always)]
-fn ahead_codes(rc: &[u8], c: usize) {
-    prefetch::line(rc.as_ptr().wrapping_add(64 * c + PF));
+fn ahead_codes(rc: &[u8], c: usize, l2_only: bool) {
+    prefetch::line_in(rc.as_ptr().wrapping_add(64 * c + PF), l2_only);
 }
 
 /// The start of row `row`'s share of the next 128-row band's scale plane, for the AVX2 `I8`
@@ -659,7 +651,7 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
         if c.is_multiple_of(8) {
             prefetch::line(bp[r].wrapping_add(8 * c));
         }
-        ahead::<PF_S_I8>(rc[r], sr[r], c, spf);
+        ahead::<PF_S_I8>(rc[r], sr[r], c, spf, false);
     };
     // The whole chunks first, in a loop with no partial-chunk path: `chunk_of`'s copy into
     // `pad` is a `memcpy` call, and around it the compiler kept vector registers on the stack
@@ -799,7 +791,7 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
             *o = v[r & 1];
         }
         for r in 0..R {
-            ahead::<PF_S_I8>(rc[r], sr[r], c, spf && (!QUAD || r == 0));
+            ahead::<PF_S_I8>(rc[r], sr[r], c, spf && (!QUAD || r == 0), false);
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
@@ -904,11 +896,7 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         for c in 0..chunks {
-            if l2 {
-                ahead_l2::<PF_S_F32>(rc, sr, c, spf);
-            } else {
-                ahead::<PF_S_F32>(rc, sr, c, spf);
-            }
+            ahead::<PF_S_F32>(rc, sr, c, spf, l2);
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
             let sv = if F16C {
                 scales_f16c(s, sbytes)
@@ -1058,7 +1046,7 @@ fn f32_pass_v4<const QUAD: bool, const NB: usize, const R: usize>(
             *o = f._mm512_permutexvar_ps(if r & 1 == 0 { idx } else { idx2 }, pv[r & !1]);
         }
         for r in 0..R {
-            ahead::<PF_S_F32>(rc[r], sr[r], c, !QUAD || r == 0);
+            ahead::<PF_S_F32>(rc[r], sr[r], c, !QUAD || r == 0, false);
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
@@ -1282,7 +1270,7 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
     let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
     let mut pad = [0u8; 64];
     for (c, o) in (c0..).zip(out.chunks_mut(CHUNK)) {
-        ahead::<PF_S_DEQ>(rc, sr, c, true);
+        ahead::<PF_S_DEQ>(rc, sr, c, true, false);
         let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
         let sc: [f32; 8] = pulp::cast(scales_v3(s, sbytes));
         // The eight sub-blocks' quotient tables, independent of each other (the divisions
