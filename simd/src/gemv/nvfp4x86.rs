@@ -89,35 +89,50 @@
 //!
 //! **`F32` profile.**
 //!
-//! - AVX2: the nibbles stay in place (two `pshufb`s per 32 code bytes give the signed integers
-//!   `2 e2m1` of the even and the odd positions as bytes); byte t of every 32-bit lane is
-//!   moved to the lane's top byte (`f32x86::top_bytes_v3`: a byte shuffle, or a mask for byte 3)
-//!   and converted, `2 e2m1 * 2^24` exactly, with the chunk's scales times `2^-24` (exact), so
-//!   every product `blk * s_lane` is the same as with `2 e2m1` itself: bit-identical to the
-//!   two-shift form it replaced in session 9 (which spent two shifts per vector on ports 0 and
-//!   1 beside the conversion and the FMAs; Xeon, 256x8192 L2-resident, one thread, medians of 3:
-//!   12.75 -> 16.79 G weights/s). The sums `blk` run `2^24` above `sum 2 e2m1 x`: they overflow
-//!   only where that sum passes `2^104`. Vector `j = 4p + t` of a half chunk,
-//!   lane l is position `64h + 8l + 2t + p` (the activations are staged in that order once per
-//!   call and thread). Per half chunk and lane, `blk = sum_j 2 e2m1 * x` (two FMA chains), then
-//!   `acc = fma(blk, s_lane, acc)`, a fixed reduction, `* 0.5` (exact) and `/ d_w`: the
-//!   AVX-512 kernel's arithmetic (below) on 8 lanes, with the same criterion argument; tested
-//!   against the criterion. It replaced a kernel that moved every nibble into position order
-//!   and widened 8 codes at a time to multiply each by `s / 2` (bit-identical to the generic
-//!   kernel, 35% more instructions): one thread, medians of 5, G weights/s: cache-resident
-//!   9.9 -> 14.0, 8192x8192 from memory 9.0 -> 13.8. Tried in session 8 (Xeon, 256x8192
-//!   L2-resident, one thread, medians of 3) and dropped, both slower than the two shifts and
-//!   the conversion used then: the row-split kernels' byte under the exponent of 2^15
-//!   (`u = 2 e2m1 + 12` from the table, a shuffle, an OR, a subtraction of `2^15 + 12`),
-//!   10.62 -> 10.26; the same
-//!   with the subtraction and the sub-block scale folded into one FMA per weight vector
-//!   (session 8's AVX2 `f32x86::split_weights`, since replaced, with per-lane scales, no
-//!   per-lane partial sums), 10.62 -> 9.96.
-//!   This kernel already spends port 5 on two table shuffles and a scale permute per half
-//!   chunk. Tried in session 23 (Zen 4 class, one thread, medians of 4) and dropped: bfloat16
-//!   words from two table shuffles (high and low bytes) and two byte unpacks, widened by a
-//!   shift or an AND instead of converted (1024x2048 16.30 -> 17.33 G weights/s, 256x8192
-//!   16.19 -> 15.90, 8192x8192 from memory two threads 29.21 -> 28.52).
+//! - AVX2: the nibbles stay in place (two `pshufb`s per 32 code bytes give the signed integers `2
+//!   e2m1` of the even and the odd positions as bytes); byte t of every 32-bit lane is moved to the
+//!   lane's top byte (`f32x86::top_bytes_v3`: a byte shuffle, or a mask for byte 3) and converted,
+//!   `2 e2m1 * 2^24` exactly, with the chunk's scales times `2^-8` (exact; binary16's bias gives
+//!   them so, [`scales_lo_f16c`]) and the row's sum times [`ROW_UNIT`] `= 2^-17`: every product is
+//!   the one of `2 e2m1` and `s` times a power of two, so the bits are those of the plain scaling
+//!   short of overflow (the two-shift form it replaced in session 9 spent two shifts per vector on
+//!   ports 0 and 1 beside the conversion and the FMAs; Xeon, 256x8192 L2-resident, one thread,
+//!   medians of 3: 12.75 -> 16.79 G weights/s). The sums `blk` run `2^24` above `sum 2 e2m1 x`, the
+//!   accumulators `2^16` above `sum 2 e2m1 x s`: they overflow only where those pass `2^104` and
+//!   `2^112`. Vector `j = 4p + t` of a half chunk, lane l is position `64h + 8l + 2t + p` (the
+//!   activations are staged in that order once per call and thread). Per half chunk and lane, `blk
+//!   = sum_j 2 e2m1 * x` (two chains, each started by a multiply), then `acc = fma(blk, s_lane,
+//!   acc)`, a fixed reduction, `* 2^-17` (exact) and `/ d_w`: the AVX-512 kernel's arithmetic
+//!   (below) on 8 lanes, with the same criterion argument; tested against the criterion. Session 24
+//!   (Zen 4 class, `report --isa V3`, medians of 3-7 alternations, G weights/s): the chains started
+//!   by a multiply instead of an FMA on a zeroed register, and the scales taken as `hi_bytes_f16c`
+//!   gives them (times `2^-8`) with the power of two moved to the row's sum, instead of two
+//!   multiplies per chunk (`2^8`, then `2^-24`), took 6 of the 78 vector instructions of a chunk (a
+//!   zeroing, two multiplies and their broadcasts, and with the registers freed a reloaded constant
+//!   and an accumulator's spill; a bare copy of the loop, 24.1 -> 23.3 cycles a chunk): one thread,
+//!   256x8192 15.84 -> 17.05, 1024x2048 16.10 -> 17.75; 8192x8192 from memory 15.39 / 30.98 ->
+//!   16.05 / 32.13 (one / two threads, 7 alternations). Tried in session 24 and dropped, all
+//!   slower: four product chains a half chunk summed by two adds (256x8192 17.05 -> 16.49), and a
+//!   kernel that decoded the codes a few chunks ahead into binary16 words on the stack (the table
+//!   giving each value's high byte, two shifts and two ANDs a half chunk making the words) and
+//!   converted them with `vcvtph2ps` from memory, one instruction per 8 weights instead of a byte
+//!   move and a conversion: a bare copy of its loop ran 20.1 cycles a chunk against 23.9 for this
+//!   one, but the compiled kernel 13.1-13.6 G weights/s against 16.0 (per chunk 16 more loads, 9 to
+//!   12 stores and more loop bookkeeping; decoding a block of 4 chunks at a time, 12.2). The
+//!   byte-move kernel replaced one that moved every nibble into position order and widened 8 codes
+//!   at a time to multiply each by `s / 2` (bit-identical to the generic kernel, 35% more
+//!   instructions): one thread, medians of 5, G weights/s: cache-resident 9.9 -> 14.0, 8192x8192
+//!   from memory 9.0 -> 13.8. Tried in session 8 (Xeon, 256x8192 L2-resident, one thread, medians
+//!   of 3) and dropped, both slower than the two shifts and the conversion used then: the row-split
+//!   kernels' byte under the exponent of 2^15 (`u = 2 e2m1 + 12` from the table, a shuffle, an OR,
+//!   a subtraction of `2^15 + 12`), 10.62 -> 10.26; the same with the subtraction and the sub-block
+//!   scale folded into one FMA per weight vector (session 8's AVX2 `f32x86::split_weights`, since
+//!   replaced, with per-lane scales, no per-lane partial sums), 10.62 -> 9.96. This kernel already
+//!   spends port 5 on two table shuffles and a scale permute per half chunk. Tried in session 23
+//!   (Zen 4 class, one thread, medians of 4) and dropped: bfloat16 words from two table shuffles
+//!   (high and low bytes) and two byte unpacks, widened by a shift or an AND instead of converted
+//!   (1024x2048 16.30 -> 17.33 G weights/s, 256x8192 16.19 -> 15.90, 8192x8192 from memory two
+//!   threads 29.21 -> 28.52).
 //! - AVX-512: vector j of a chunk is the code register shifted right by `4j` per 32-bit lane,
 //!   so `permutexvar` on the 16-entry `E2M1_TO_F32` table gives lane l the value of position
 //!   `8l + j`; the activations are reordered to match once per call and thread. Per chunk and
@@ -192,9 +207,11 @@ fn scale_prefetch() -> bool {
     !amd_cores()
 }
 
-/// `2^-24`: the factor on the scales of the AVX2 `F32` kernel, whose codes are converted from
-/// the top byte of a 32-bit lane ([`top_bytes_v3`]).
-const TOP_UNIT: f32 = 1.0 / 16_777_216.0;
+/// `2^-17`: the factor on a row's sum in the AVX2 `F32` kernel, whose codes are `2 e2m1`
+/// converted from the top byte of a 32-bit lane (times `2^24`, [`top_bytes_v3`]) and whose
+/// scales are taken times `2^-8` ([`scales_lo_f16c`]): the sums run `2^16` above
+/// `sum 2 e2m1 x s`, so they overflow only where that passes `2^112`.
+const ROW_UNIT: f32 = 1.0 / 131_072.0;
 
 /// Nibble to `2 e2m1 + 12`.
 const U_TBL: [i8; 16] = [12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0];
@@ -522,8 +539,9 @@ const TOTALS_HI: [i8; 16] = {
 
 /// A chunk's 8 block scales (as from [`chunk_scales`]) times `2^-8`, exactly, in lane order
 /// [`TOTALS_ORDER`]: with F16C and no NaN word, [`TOTALS_HI`] then [`hi_bytes_f16c`] (the
-/// binary16 route of [`scales_f16c`] without its final `* 2^8`); else [`scales_v3`] of the reordered bytes times
-/// `2^-8` (exact: the least E4M3FN magnitude is `2^-9`). The same values either way.
+/// binary16 route of [`scales_lo_f16c`], in another order); else [`scales_v3`] of the reordered
+/// bytes times `2^-8` (exact: the least E4M3FN magnitude is `2^-9`). The same values either
+/// way.
 ///
 /// This conversion is a fifth of the AVX2 `I8` kernel's time on the AMD EPYC (Zen 3) of session
 /// 17 (1024x8192 in L3, one thread, best of 2 s of calls: a wrong-result build with the bytes
@@ -898,13 +916,13 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
         for c in 0..chunks {
             ahead::<PF_S_F32>(rc, sr, c, spf, l2);
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
+            // The scales times 2^-8 and the codes below times 2^24: the sums run 2^16 above
+            // `sum 2 e2m1 x s` (see `ROW_UNIT`).
             let sv = if F16C {
-                scales_f16c(s, sbytes)
+                scales_lo_f16c(s, sbytes)
             } else {
-                scales_v3(s, sbytes)
+                scales_lo_v3(s, sbytes)
             };
-            // The codes below come out times 2^24: the scales take 2^-24 (exact).
-            let sv = avx._mm256_mul_ps(sv, avx._mm256_set1_ps(TOP_UNIT));
             let hv: [__m256i; 2] = pulp::cast(*bytes);
             for h in 0..2 {
                 // `2 e2m1` of the even (low nibble) and odd (high nibble) positions as bytes.
@@ -930,8 +948,8 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
                         .try_into()
                         .unwrap_or(&[0.0; 64]);
                     let xv: [__m256; 8] = pulp::cast(*xr);
-                    let mut blk = [avx._mm256_setzero_ps(); 2];
-                    for j in 0..8 {
+                    let mut blk = [avx._mm256_mul_ps(ev[0], xv[0]), avx._mm256_mul_ps(ev[1], xv[1])];
+                    for j in 2..8 {
                         blk[j % 2] = fma._mm256_fmadd_ps(ev[j], xv[j], blk[j % 2]);
                     }
                     a[0] = fma._mm256_fmadd_ps(blk[0], sl, a[0]);
@@ -940,9 +958,8 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
             }
         }
         for (b, a) in acc.iter().enumerate().take(nb) {
-            // `* 0.5`: the codes were `2 e2m1` (exact).
             let t = tree8(pulp::cast(avx._mm256_add_ps(a[0], a[1])));
-            ys[b][row - r0] = post.apply(t * 0.5);
+            ys[b][row - r0] = post.apply(t * ROW_UNIT);
         }
     }
 }
@@ -1079,7 +1096,7 @@ fn f32_pass_v4<const QUAD: bool, const NB: usize, const R: usize>(
 }
 
 /// [`i8_rows_v3`] compiled with F16C: the block scales go through binary16
-/// ([`scales_f16c`]); bit-identical to [`i8_rows_v3`] (the same exact scales).
+/// ([`scales_totals`]); bit-identical to [`i8_rows_v3`] (the same exact scales).
 ///
 /// # Safety
 /// The CPU must have the `V3` features (the token proves them) and F16C.
@@ -1108,17 +1125,25 @@ pub(crate) unsafe fn f32_rows_v3_f16c(s: pulp::x86::V3, job: F32Job<'_, '_, '_>)
     by_batch!(job.nb, f32_rows_v3_nb[true](s, job))
 }
 
-/// [`scales_v3`] through binary16 when no byte is a NaN word (as [`scales16_v4`] does, with
-/// F16C's `vcvtph2ps`): 8 instructions instead of 16. Only inlined into the `_f16c` kernels.
+/// [`scales_lo_v3`] through binary16 when no byte is a NaN word (as [`scales16_v4`] does, with
+/// F16C's `vcvtph2ps`; `hi_bytes_f16c` gives the values times `2^-8` without a multiply). Only
+/// inlined into the `_f16c` kernels.
 #[inline(always)]
-fn scales_f16c(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
+fn scales_lo_f16c(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
     let v = u64::from_le_bytes(b);
     if has_nan_word(v) {
-        return scales_v3(s, b);
+        return scales_lo_v3(s, b);
     }
     let w = s.sse4_1._mm_cvtepu8_epi16(pulp::cast([v, 0u64]));
-    let f = hi_bytes_f16c(s, s.sse2._mm_slli_epi16::<8>(w));
-    s.avx._mm256_mul_ps(f, s.avx._mm256_set1_ps(256.0))
+    hi_bytes_f16c(s, s.sse2._mm_slli_epi16::<8>(w))
+}
+
+/// The 8 block scales of a chunk times `2^-8` (exact: the least nonzero E4M3FN value is
+/// `2^-9`), as the AVX2 `F32` kernel takes them ([`scales_v3`] and a multiply).
+#[inline(always)]
+fn scales_lo_v3(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
+    s.avx
+        ._mm256_mul_ps(scales_v3(s, b), s.avx._mm256_set1_ps(1.0 / 256.0))
 }
 
 /// Runs [`i8_rows_v3`] inside the `V3` token's `target_feature` context.

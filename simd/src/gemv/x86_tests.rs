@@ -12,7 +12,11 @@
 //! (NaN included) and every FP8 byte, at K across partial chunks and N across the 128-row
 //! scale tiles:
 //!
-//! - bit-identical (a NaN for a NaN): the AVX2 paths, and the AVX-512 FP8 path;
+//! - bit-identical (a NaN for a NaN): the AVX2 paths but the NVFP4 `F32` one, and the AVX-512
+//!   FP8 path;
+//! - the AVX2 NVFP4 `F32` path sums per lane in its own order: it meets the criterion and is
+//!   bit-identical to a plain scalar model of that order (`nvfp4_v3_model`), by both of its
+//!   scale routes (F16C and integer);
 //! - the AVX-512 NVFP4 paths regroup the float sums (see `nvfp4x86`): they meet the profile's
 //!   criterion against the f64 reference, give a NaN exactly where the generic kernel does, and
 //!   the VNNI and `maddubs` I8 variants agree bit for bit.
@@ -221,8 +225,10 @@ fn f32_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             }
         });
         if nv {
-            // Per-lane sums of `2 e2m1 * x`, then the scale: the criterion (as on AVX-512).
+            // Per-lane sums of `2 e2m1 * x`, then the scale: the criterion (as on AVX-512), and
+            // bit for bit the scalar model of that order.
             meets(desc, p, &x, nb, &got, &want, false, &format!("V3 {ctx}"));
+            same(&got, &nvfp4_v3_model(w, &xs, nb), &format!("V3 model {ctx}"));
         } else {
             same(&got, &want, &format!("V3 {ctx}"));
         }
@@ -256,6 +262,76 @@ fn f32_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
     } else {
         println!("SKIPPED: AVX-512 F32 parity ({ctx}): this CPU has no AVX-512");
     }
+}
+
+/// A plain scalar model of the AVX2 NVFP4 `F32` kernel's order (`nvfp4x86`, `F32` profile):
+/// per chunk, half h and lane l, two sums `blk[0]`, `blk[1]` of `(2 e2m1 2^24) x` over the
+/// vectors `j = 4 p + t` with `j` even and odd (position `64 h + 8 l + 2 t + p`; a product,
+/// then fused multiply-adds, in j order), `acc[i][l] = fma(blk[i], s 2^-8, acc[i][l])` with the
+/// scale of that lane's sub-block `4 h + l / 2` (0 past the scale plane's tiles); the row's sum
+/// is the fixed tree of `acc[0][l] + acc[1][l]`, times `2^-17`, divided by `d_w`. `xs`: the
+/// activations padded to whole chunks, batch-major. Returns the outputs batch-major.
+fn nvfp4_v3_model(w: Weights<'_>, xs: &[f32], nb: usize) -> Vec<f32> {
+    use ninfer_core::layout::blockscale::scale_index;
+    use ninfer_core::tables::{E2M1_TO_F32, E4M3FN_TO_F32};
+    let Weights::Nvfp4 {
+        n,
+        row_bytes,
+        codes,
+        scales,
+        nkt,
+        d,
+        ..
+    } = w
+    else {
+        unreachable!()
+    };
+    let chunks = w.chunks();
+    let kc = 128 * chunks;
+    let mut y = vec![0f32; nb * n];
+    for b in 0..nb {
+        let x = &xs[b * kc..(b + 1) * kc];
+        for row in 0..n {
+            let code = |pos: usize| {
+                let byte = if pos / 2 < row_bytes {
+                    codes[row * row_bytes + pos / 2]
+                } else {
+                    0
+                };
+                2.0 * E2M1_TO_F32[usize::from((byte >> (4 * (pos % 2))) & 15)] * 16_777_216.0
+            };
+            let scale = |kb: usize| {
+                let s = if kb < 4 * nkt {
+                    E4M3FN_TO_F32[usize::from(scales[scale_index(row, kb, nkt)])]
+                } else {
+                    0.0
+                };
+                s / 256.0
+            };
+            let mut acc = [[0f32; 8]; 2];
+            for c in 0..chunks {
+                for h in 0..2 {
+                    for l in 0..8 {
+                        let pos = |j: usize| 128 * c + 64 * h + 8 * l + 2 * (j % 4) + j / 4;
+                        let mut blk = [0f32; 2];
+                        for (j, v) in blk.iter_mut().enumerate() {
+                            *v = code(pos(j)) * x[pos(j)];
+                        }
+                        for j in 2..8 {
+                            blk[j % 2] = code(pos(j)).mul_add(x[pos(j)], blk[j % 2]);
+                        }
+                        let s = scale(8 * c + 4 * h + l / 2);
+                        for (a, v) in acc.iter_mut().zip(blk) {
+                            a[l] = v.mul_add(s, a[l]);
+                        }
+                    }
+                }
+            }
+            let t = tree8(core::array::from_fn(|l| acc[0][l] + acc[1][l]));
+            y[b * n + row] = t / 131_072.0 / d;
+        }
+    }
+    y
 }
 
 fn i8_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
