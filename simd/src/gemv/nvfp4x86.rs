@@ -29,8 +29,8 @@
 //! streams are software-prefetched ([`PF`]; the codes into L2 only in the AVX2 `F32` kernel
 //! where K > 4096, [`ahead_codes`]; the scales per kernel, both lines of a chunk,
 //! [`PF_S_I8`], except in the AVX2 GEMV kernels and the AVX-512 `I8` kernel on AMD cores,
-//! [`scale_prefetch`]; the AVX2 `I8` kernel also fetches the next 128-row band's scale plane a
-//! share per row, [`band_share`]).
+//! [`scale_prefetch`]; the AVX2 kernels also fetch the next 128-row band's scale plane a share
+//! per row, [`band_share`]).
 //!
 //! **`I8` profile.** One `pshufb` with a 16-entry table maps each nibble to `u = 2 e2m1 + 12`
 //! (an integer in `[0, 24]`), so `maddubs(u, xq)` does not saturate (`2 * 24 * 127 < 2^15`),
@@ -185,7 +185,7 @@ const PF_S_DEQ: usize = 4096;
 
 /// Whether the AVX2 GEMV kernels and the AVX-512 `I8` kernel prefetch each chunk's scale lines
 /// ([`ahead_scales`]): not on AMD cores ([`amd_cores`]), where the code prefetch
-/// ([`ahead_codes`]) and, in the AVX2 `I8` kernel, the band share ([`band_share`]) are kept and
+/// ([`ahead_codes`]) and, in the AVX2 kernels, the band share ([`band_share`]) are kept and
 /// the per-chunk scale prefetch cost more than it saved.
 /// - AVX2, on the AVX2-only AMD EPYC (Zen 3) of session 17, 8192x8192 from memory, `report
 ///   --isa V3`, G weights/s, medians of 7 (one thread) and 9 (two threads) alternations: `I8`
@@ -305,8 +305,8 @@ fn ahead_codes(rc: &[u8], c: usize, l2_only: bool) {
     prefetch::line_in(rc.as_ptr().wrapping_add(64 * c + PF), l2_only);
 }
 
-/// The start of row `row`'s share of the next 128-row band's scale plane, for the AVX2 `I8`
-/// kernel's band prefetch: the band's plane is `512 nkt` contiguous bytes, and row `j` of a
+/// The start of row `row`'s share of the next 128-row band's scale plane, for the AVX2
+/// kernels' band prefetch (`I8` since session 12, `F32` since session 24): the band's plane is `512 nkt` contiguous bytes, and row `j` of a
 /// band prefetches bytes `4 nkt j .. 4 nkt (j + 1)` of the next one, one line per 8 chunks
 /// (`4 nkt <= 8 chunks`), so by the end of a band the whole next plane has been fetched in
 /// order, at an even rate of one line per 8 code lines.
@@ -337,6 +337,11 @@ fn ahead_codes(rc: &[u8], c: usize, l2_only: bool) {
 /// scale line (49.7 -> 40.4: one code stream per thread instead of two); odd rows walking their
 /// chunks backwards, to start on the scale lines the row before left in L1 (47.9 -> 27.5:
 /// backward code streams defeat the prefetchers).
+///
+/// The AVX2 `F32` kernel (session 24, Zen 4 class, `report --isa V3`, G weights/s, one / two
+/// threads, from memory, medians of 7 alternations): 8192x8192 16.04 / 32.09 -> 16.74 / 33.47,
+/// 4096x16384 16.20 / 32.59 -> 16.25 / 32.45; medians of 5: 16384x2048 17.65 / 35.08 -> 17.60
+/// / 34.81; cache-resident, one thread, 1024x2048 18.12 -> 17.87, 256x8192 (3) 17.00 -> 16.85.
 #[inline(always)]
 fn band_share(scales: &[u8], row: usize, nkt: usize) -> *const u8 {
     let next = scale_index(128 * (row / 128 + 1), 0, nkt);
@@ -913,8 +918,12 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
     for row in r0..r1 {
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
+        let bp = band_share(scales, row, nkt);
         for c in 0..chunks {
             ahead::<PF_S_F32>(rc, sr, c, spf, l2);
+            if c.is_multiple_of(8) {
+                prefetch::line(bp.wrapping_add(8 * c));
+            }
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
             // The scales times 2^-8 and the codes below times 2^24: the sums run 2^16 above
             // `sum 2 e2m1 x s` (see `ROW_UNIT`).
