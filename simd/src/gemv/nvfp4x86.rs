@@ -116,9 +116,10 @@
 //!   kernel that decoded the codes a few chunks ahead into binary16 words on the stack (the table
 //!   giving each value's high byte, two shifts and two ANDs a half chunk making the words) and
 //!   converted them with `vcvtph2ps` from memory, one instruction per 8 weights instead of a byte
-//!   move and a conversion: a bare copy of its loop ran 20.1 cycles a chunk against 23.9 for this
-//!   one, but the compiled kernel 13.1-13.6 G weights/s against 16.0 (per chunk 16 more loads, 9 to
-//!   12 stores and more loop bookkeeping; decoding a block of 4 chunks at a time, 12.2). The
+//!   move and a conversion: a hand-written bare loop of it ran 20.5-21.8 cycles a chunk against
+//!   24 for this one, but the compiled kernel 13.1-13.6 G weights/s against 16.0 (per chunk 16
+//!   more loads, 9 to 12 stores and more loop bookkeeping; decoding a block of 4 chunks at a
+//!   time, 12.2; `docs/perf/2026-12-07-s24-nvfp4-loop/`). The
 //!   byte-move kernel replaced one that moved every nibble into position order and widened 8 codes
 //!   at a time to multiply each by `s / 2` (bit-identical to the generic kernel, 35% more
 //!   instructions): one thread, medians of 5, G weights/s: cache-resident 9.9 -> 14.0, 8192x8192
