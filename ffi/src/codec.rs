@@ -55,6 +55,34 @@ fn encode(td: &TensorDesc, src: Source<'_>, out: &mut [u8]) -> Result<(), Fail> 
     Ok(())
 }
 
+/// The body of the `ninfer_encode_*` functions, their source words read as `source` says.
+///
+/// # Safety
+///
+/// `desc` points to a readable descriptor; `src` to `src_len` readable, aligned elements; `out`
+/// to `out_len` writable bytes not overlapping `src`; `loc` is NULL or writable.
+unsafe fn encode_entry<'a, T: 'a>(
+    desc: *const ninfer_desc,
+    src: *const T,
+    src_len: usize,
+    out: *mut u8,
+    out_len: usize,
+    loc: *mut ninfer_error_location,
+    source: fn(&'a [T]) -> Source<'a>,
+) -> ninfer_status {
+    // SAFETY: the pointers satisfy the contract of this function; overlap is checked before
+    // the output slice is formed.
+    unsafe {
+        guard(loc, || {
+            let td = desc_in(desc)?;
+            let s = slice_in(src, src_len)?;
+            disjoint(src, src_len, out, out_len)?;
+            let o = slice_out(out, out_len)?;
+            encode(&td, source(s), o)
+        })
+    }
+}
+
 /// Encode binary32 source values into a `row-split-k128-v1` payload.
 ///
 /// The descriptor must be a grouped format in `row-split-k128-v1` (else
@@ -81,17 +109,8 @@ pub unsafe extern "C" fn ninfer_encode_f32(
     out_len: usize,
     loc: *mut ninfer_error_location,
 ) -> ninfer_status {
-    // SAFETY: the pointers satisfy the contract of this function; overlap is checked before
-    // the output slice is formed.
-    unsafe {
-        guard(loc, || {
-            let td = desc_in(desc)?;
-            let s = slice_in(src, src_len)?;
-            disjoint(src, src_len, out, out_len)?;
-            let o = slice_out(out, out_len)?;
-            encode(&td, Source::F32(s), o)
-        })
-    }
+    // SAFETY: the pointers satisfy the contract of this function, which is `encode_entry`'s.
+    unsafe { encode_entry(desc, src, src_len, out, out_len, loc, Source::F32) }
 }
 
 /// Encode BF16 source words (expanded exactly to binary32) into a `row-split-k128-v1` payload.
@@ -120,17 +139,8 @@ pub unsafe extern "C" fn ninfer_encode_bf16(
     out_len: usize,
     loc: *mut ninfer_error_location,
 ) -> ninfer_status {
-    // SAFETY: the pointers satisfy the contract of this function; overlap is checked before
-    // the output slice is formed.
-    unsafe {
-        guard(loc, || {
-            let td = desc_in(desc)?;
-            let s = slice_in(src, src_len)?;
-            disjoint(src, src_len, out, out_len)?;
-            let o = slice_out(out, out_len)?;
-            encode(&td, Source::Bf16(s), o)
-        })
-    }
+    // SAFETY: the pointers satisfy the contract of this function, which is `encode_entry`'s.
+    unsafe { encode_entry(desc, src, src_len, out, out_len, loc, Source::Bf16) }
 }
 
 /// Encode IEEE binary16 source words (expanded exactly to binary32) into a `row-split-k128-v1`
@@ -160,17 +170,8 @@ pub unsafe extern "C" fn ninfer_encode_f16(
     out_len: usize,
     loc: *mut ninfer_error_location,
 ) -> ninfer_status {
-    // SAFETY: the pointers satisfy the contract of this function; overlap is checked before
-    // the output slice is formed.
-    unsafe {
-        guard(loc, || {
-            let td = desc_in(desc)?;
-            let s = slice_in(src, src_len)?;
-            disjoint(src, src_len, out, out_len)?;
-            let o = slice_out(out, out_len)?;
-            encode(&td, Source::F16(s), o)
-        })
-    }
+    // SAFETY: the pointers satisfy the contract of this function, which is `encode_entry`'s.
+    unsafe { encode_entry(desc, src, src_len, out, out_len, loc, Source::F16) }
 }
 
 /// Pack direct 16-bit words (BF16) into a `contiguous-le-v1` payload, little-endian, bit for bit.
