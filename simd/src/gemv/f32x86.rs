@@ -6,7 +6,8 @@
 //!   offset, sign-extended to i32, converted (exact) and multiplied by the group scale (exact:
 //!   `s * q` is the weight, section 6.2). Exceptions, each summing in its own staged order (see
 //!   below): the AVX-512 Q4/Q5 table kernels ([`Q4_TABLE`], [`Q5_TABLE`]) and Q6/W8 per-group
-//!   kernels ([`v4_split`], [`pass_v4_split`]), and on AVX2 the
+//!   kernels ([`v4_split`], [`pass_v4_split`]; on AMD cores a `V4` call runs the AVX2 Q6/W8
+//!   rows instead, [`v3_rows_on_v4`]), and on AVX2 the
 //!   Q4/Q5/Q6/W8 kernels ([`SPLIT_V3`]), which take field `j` of every 32-bit lane of the code
 //!   bytes instead of widening 8 bytes at a time (with one left and one arithmetic right shift:
 //!   AMD, Q4 one thread, cache-resident, 14.8 -> 17.0 G weights/s; Q5/Q6 unchanged, measured;
@@ -105,7 +106,7 @@ use core::arch::x86_64::{__m128i, __m256, __m256i, __m512, __m512i};
 use ninfer_core::registry::Grouped;
 use pulp::Simd;
 
-use super::i8x86::{decode_v4, grouped, row_scales, row_scales_span, row_scales_times};
+use super::i8x86::{amd_cores, decode_v4, grouped, row_scales, row_scales_span, row_scales_times};
 use super::{store_rows, stream_rows};
 use crate::dequant::ChunkOut;
 use crate::weights::{Weights, CHUNK};
@@ -164,7 +165,40 @@ macro_rules! by_kind_and_batch {
 /// AVX-512 row loop.
 #[inline(always)]
 pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
+    if v3_rows_on_v4(&job.w) {
+        return rows_v3(*s, job);
+    }
+    rows_v4_own(s, job)
+}
+
+/// The AVX-512 kernels of [`rows_v4`], whatever [`v3_rows_on_v4`] says.
+#[inline(always)]
+fn rows_v4_own(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     by_kind_and_batch!(job.w, job.nb, rows_v4_impl(s, job))
+}
+
+/// Whether [`rows_v4`] runs the AVX2 rows ([`rows_v3`], compiled with the AVX-512 features) for
+/// these weights: Q6 and W8 on AMD cores, where the AVX2 per-group kernels ([`pass_v3_split`]) are
+/// the faster ones. A Zen 4 class core splits each 512-bit operation into two 256-bit halves, so
+/// [`pass_v4_split`] does the same work per weight in as many pipe slots, and the AVX2 kernel has
+/// the L2-only prefetch and (W8) the two weight streams measured for it. Session 24's AMD EPYC (Zen
+/// 4 class), `report --isa V4`, G weights/s, one / two threads, medians of 3-5 alternations: W8
+/// 8192x8192 from memory 12.25 / 23.75 -> 18.88 / 34.65, 4096x16384 12.37 / 24.66 -> 18.15 / 34.50,
+/// 16384x2048 13.41 / 26.43 -> 18.47 / 34.77, cache-resident 256x8192 13.65 -> 19.64, 1024x2048
+/// 17.78 -> 19.08; Q6 8192x8192 14.62 / 26.36 -> 15.49 / 30.45 (a second set, 7 alternations: 14.73
+/// / 29.51 -> 15.56 / 30.29), 4096x16384 14.98 / 25.23 -> 14.70 / 29.08, 16384x2048 14.16 / 28.52
+/// -> 15.86 / 31.23, cache-resident 256x8192 14.89 -> 16.11, 1024x2048 16.69 -> 16.26. The AVX-512
+/// Q4/Q5 table kernels, BF16 and FP32 stay: faster there than the AVX2 ones (session 22, two
+/// threads from memory: Q4 50.25 against 38.26, Q5 33.36 against 28.62). Other cores keep the
+/// AVX-512 kernels: session 24 had no Intel host to compare the two on.
+pub(crate) fn v3_rows_on_v4(w: &Weights<'_>) -> bool {
+    matches!(
+        w,
+        Weights::Grouped {
+            g: Grouped::W8 | Grouped::Q6,
+            ..
+        }
+    ) && amd_cores()
 }
 
 /// A row-split payload's code plane, scale plane, code bytes per row and groups per row (empty
@@ -1417,6 +1451,21 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
         rows_v4(self.0, self.1)
+    }
+}
+
+/// Runs the AVX-512 kernels of [`rows_v4`] even where it would run the AVX2 rows
+/// ([`v3_rows_on_v4`]): the tests' handle on them.
+#[cfg(test)]
+pub(crate) struct OwnV4<'a, 'b, 'c>(pub(crate) pulp::x86::V4, pub(crate) F32Job<'a, 'b, 'c>);
+
+#[cfg(test)]
+impl pulp::WithSimd for OwnV4<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        rows_v4_own(self.0, self.1)
     }
 }
 
