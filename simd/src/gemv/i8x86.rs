@@ -1045,6 +1045,17 @@ impl pulp::WithSimd for FastV3<'_, '_, '_> {
     }
 }
 
+/// Whether a `V4` `I8` call runs the AVX2 rows ([`FastV3`], with the activations staged for
+/// them) for these weights: W8 on AMD cores, where they are the faster ones (every path gives
+/// the generic kernel's bits). Session 24's AMD EPYC (Zen 4 class, AVX-512 VNNI), `report --isa
+/// V4`, 8192x8192 from memory, G weights/s, one / two threads, medians of 5 alternations: 16.36
+/// / 28.13 -> 21.99 / 34.47. In three alternated calls of `report --isa V3` and `--isa V4`,
+/// Q4 and Q6 were within the noise of their AVX-512 kernels and Q5 faster on AVX-512. Other
+/// cores keep the AVX-512 kernels (see `f32x86::v3_rows_on_v4`).
+pub(crate) fn v3_rows_on_v4(w: &Weights<'_>) -> bool {
+    matches!(w, Weights::Grouped { g: Grouped::W8, .. }) && amd_cores()
+}
+
 /// Runs [`rows_v4`] inside the `V4` token's `target_feature` context.
 pub(crate) struct FastV4<'a, 'b, 'c>(pub(crate) pulp::x86::V4, pub(crate) I8Job<'a, 'b, 'c>);
 

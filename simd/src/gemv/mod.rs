@@ -134,13 +134,19 @@ pub(crate) fn run(
         Profile::I8 => {
             // The NVFP4 x86 fast paths offset `2 e2m1` by 12 and read the correction lanes
             // (see `nvfp4x86`); the AVX2 row-split path reads the block steps and code sums
-            // (see `i8x86`); the other paths need neither.
+            // (see `i8x86`; also where a `V4` call runs it, `i8x86::v3_rows_on_v4`); the other
+            // paths need neither.
             let offset = match w {
                 Weights::Nvfp4 { .. } => 12,
                 _ => 0,
             };
             #[cfg(target_arch = "x86_64")]
-            let blocks = matches!(token, Token::V3(_) | Token::V3_512b(_)) && i8x86::takes(&w);
+            let blocks = i8x86::takes(&w)
+                && match token {
+                    Token::V3(_) | Token::V3_512b(_) => true,
+                    Token::V4(..) => i8x86::v3_rows_on_v4(&w),
+                    _ => false,
+                };
             #[cfg(not(target_arch = "x86_64"))]
             let blocks = false;
             let act = token.vectorize(i8::Quantize {
@@ -233,6 +239,10 @@ fn run_i8(token: Token, job: i8::I8Job<'_, '_, '_>) {
         #[cfg(target_arch = "x86_64")]
         Token::V3(s) | Token::V3_512b(s) if i8x86::takes(&job.w) => {
             pulp::Simd::vectorize(s, i8x86::FastV3(s, job))
+        }
+        #[cfg(target_arch = "x86_64")]
+        Token::V4(s, _) if i8x86::takes(&job.w) && i8x86::v3_rows_on_v4(&job.w) => {
+            pulp::Simd::vectorize(*s, i8x86::FastV3(*s, job))
         }
         #[cfg(target_arch = "x86_64")]
         Token::V4(s, V4Ext { vnni: true, .. }) if i8x86::takes(&job.w) => {

@@ -785,6 +785,43 @@ fn row_split_bf16_fp32_fast_paths_equal_the_generic_kernels_bit_for_bit() {
     }
 }
 
+/// Where a `V4` call runs the AVX2 row-split rows (`f32x86::v3_rows_on_v4`, F32;
+/// `i8x86::v3_rows_on_v4`, I8: AMD cores), the public GEMV gives the `V3` call's bits, at K
+/// past the L2-only prefetch's threshold and below it, one and three batch rows.
+#[test]
+fn v4_calls_run_on_the_avx2_rows_give_their_bits() {
+    use crate::{Isa, Profile};
+    if pulp::x86::V4::try_new().is_none() {
+        println!("SKIPPED: V4 calls on the AVX2 rows: this CPU has no AVX-512");
+        return;
+    }
+    for format in [Format::Q6G64F16S, Format::W8G32F16S] {
+        for (n, k) in [(33, 300), (9, 4097)] {
+            let (desc, p) = crate::report::synthetic(format, n, k).unwrap();
+            let w = Weights::new(&desc, &p).unwrap();
+            for (profile, routed) in [
+                (Profile::F32, f32x86::v3_rows_on_v4(&w)),
+                (Profile::I8, i8x86::v3_rows_on_v4(&w)),
+            ] {
+                let ctx = format!("{} [{n}, {k}] {profile:?}", format.name());
+                if !routed {
+                    println!("SKIPPED: {ctx}: a V4 call runs the AVX-512 kernel on this CPU");
+                    continue;
+                }
+                for nb in [1, 3] {
+                    let (x, _) = activations(k, nb, w.chunks(), 5 + nb as u64);
+                    let run = |isa: Isa| {
+                        let mut y = vec![0f32; nb * n];
+                        isa.gemv_batch(&desc, &p, profile, &x, nb, &mut y, 2).unwrap();
+                        y
+                    };
+                    same(&run(Isa::V4), &run(Isa::V3), &format!("{ctx} nb {nb}"));
+                }
+            }
+        }
+    }
+}
+
 /// The AVX2 `I8` block totals at the largest integer dots the schemes allow: every weight the
 /// largest positive code (`u' = 2^b - 1`: Q4/Q5 sum four `maddubs` lanes in i16 before widening,
 /// Q6 two; W8's `|q| = 127`) against activation codes all `+127` or all `-127`. Bit-identical to
