@@ -165,19 +165,11 @@ macro_rules! by_kind_and_batch {
 /// AVX-512 row loop.
 #[inline(always)]
 pub(crate) fn rows_v4(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
-    if v3_rows_on_v4(&job.w) {
-        return rows_v3(*s, job);
-    }
-    rows_v4_own(s, job)
-}
-
-/// The AVX-512 kernels of [`rows_v4`], whatever [`v3_rows_on_v4`] says.
-#[inline(always)]
-fn rows_v4_own(s: pulp::x86::V4, job: F32Job<'_, '_, '_>) {
     by_kind_and_batch!(job.w, job.nb, rows_v4_impl(s, job))
 }
 
-/// Whether [`rows_v4`] runs the AVX2 rows ([`rows_v3`], compiled with the AVX-512 features) for
+/// Whether a `V4` call runs the AVX2 rows ([`FastV3`], chosen by the dispatcher in `gemv`, so
+/// that the two kernels' stack frames are never nested: in a debug build each is over a MiB) for
 /// these weights: Q6 and W8 on AMD cores, where the AVX2 per-group kernels ([`pass_v3_split`]) are
 /// the faster ones. A Zen 4 class core splits each 512-bit operation into two 256-bit halves, so
 /// [`pass_v4_split`] does the same work per weight in as many pipe slots, and the AVX2 kernel has
@@ -1451,21 +1443,6 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
         rows_v4(self.0, self.1)
-    }
-}
-
-/// Runs the AVX-512 kernels of [`rows_v4`] even where it would run the AVX2 rows
-/// ([`v3_rows_on_v4`]): the tests' handle on them.
-#[cfg(test)]
-pub(crate) struct OwnV4<'a, 'b, 'c>(pub(crate) pulp::x86::V4, pub(crate) F32Job<'a, 'b, 'c>);
-
-#[cfg(test)]
-impl pulp::WithSimd for OwnV4<'_, '_, '_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _simd: S) {
-        rows_v4_own(self.0, self.1)
     }
 }
 

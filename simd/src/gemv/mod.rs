@@ -205,6 +205,10 @@ fn run_f32(token: Token, op: f32::GemvF32Op<'_, '_, '_>) {
         #[cfg(target_arch = "x86_64")]
         Token::V3(s) if f32x86::takes(&w) => pulp::Simd::vectorize(s, f32x86::FastV3(s, fast(op))),
         #[cfg(target_arch = "x86_64")]
+        Token::V4(s, _) if f32x86::takes(&w) && f32x86::v3_rows_on_v4(&w) => {
+            pulp::Simd::vectorize(*s, f32x86::FastV3(*s, fast(op)))
+        }
+        #[cfg(target_arch = "x86_64")]
         Token::V4(s, _) if f32x86::takes(&w) => pulp::Simd::vectorize(s, f32x86::FastV4(s, fast(op))),
         #[cfg(target_arch = "x86_64")]
         Token::V3(s) if nvfp4x86::takes(&w) => pulp::Simd::vectorize(s, nvfp4x86::F32V3(s, fast(op))),
