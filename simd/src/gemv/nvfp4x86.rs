@@ -349,6 +349,14 @@ fn band_share(scales: &[u8], row: usize, nkt: usize) -> *const u8 {
     scales.as_ptr().wrapping_add(next + (row % 128) * 4 * nkt)
 }
 
+/// At chunk `c` of a row, the line of its [`band_share`] `bp` due then: one line per 8 chunks.
+#[inline(always)]
+fn band_ahead(bp: *const u8, c: usize) {
+    if c.is_multiple_of(8) {
+        prefetch::line(bp.wrapping_add(8 * c));
+    }
+}
+
 /// Software prefetch of both scale lines of chunk `c`, `D` bytes ahead in the row's scale span
 /// ([`PF_S_I8`]). The four rows of an AVX-512 quad pass share these lines, so only its first
 /// row prefetches them (each row had prefetched them, 8 prefetches for 2 lines; session 11's
@@ -569,8 +577,7 @@ fn scales_totals<const F16C: bool>(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
     }
     // The 16-bit units (sub-blocks 0-1, 2-3, 4-5, 6-7) in the order 0, 2, 1, 3.
     let t = (v & 0xffff_0000_0000_ffff) | (v >> 16 & 0xffff_0000) | (v << 16 & 0xffff_0000_0000);
-    s.avx
-        ._mm256_mul_ps(scales_v3(s, t.to_le_bytes()), s.avx._mm256_set1_ps(1.0 / 256.0))
+    scales_lo_v3(s, t.to_le_bytes())
 }
 
 /// The rows `rows` (one per weight stream) against batch rows `min(nb, NB)`: `out[r][b]`.
@@ -672,9 +679,7 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
     // The software prefetches of chunk `c` of row `r`.
     let spf = scale_prefetch();
     let pf = |c: usize, r: usize| {
-        if c.is_multiple_of(8) {
-            prefetch::line(bp[r].wrapping_add(8 * c));
-        }
+        band_ahead(bp[r], c);
         ahead::<PF_S_I8>(rc[r], sr[r], c, spf, false);
     };
     // The whole chunks first, in a loop with no partial-chunk path: `chunk_of`'s copy into
@@ -922,9 +927,7 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
         let bp = band_share(scales, row, nkt);
         for c in 0..chunks {
             ahead::<PF_S_F32>(rc, sr, c, spf, l2);
-            if c.is_multiple_of(8) {
-                prefetch::line(bp.wrapping_add(8 * c));
-            }
+            band_ahead(bp, c);
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
             // The scales times 2^-8 and the codes below times 2^24: the sums run 2^16 above
             // `sum 2 e2m1 x s` (see `ROW_UNIT`).
@@ -1149,7 +1152,8 @@ fn scales_lo_f16c(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
 }
 
 /// The 8 block scales of a chunk times `2^-8` (exact: the least nonzero E4M3FN value is
-/// `2^-9`), as the AVX2 `F32` kernel takes them ([`scales_v3`] and a multiply).
+/// `2^-9`), as the AVX2 kernels take them without F16C ([`scales_v3`] and a multiply; the
+/// `F32` kernel's scales, and [`scales_totals`] after its reordering).
 #[inline(always)]
 fn scales_lo_v3(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
     s.avx
