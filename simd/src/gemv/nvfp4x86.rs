@@ -133,7 +133,13 @@
 //!   (Zen 4 class, one thread, medians of 4) and dropped: bfloat16 words from two table shuffles
 //!   (high and low bytes) and two byte unpacks, widened by a shift or an AND instead of converted
 //!   (1024x2048 16.30 -> 17.33 G weights/s, 256x8192 16.19 -> 15.90, 8192x8192 from memory two
-//!   threads 29.21 -> 28.52).
+//!   threads 29.21 -> 28.52). Session 25 (same host; `docs/perf/2026-12-07-s25-nvfp4-bounds/`):
+//!   no one pipe class bounds the chunk loop (a bare copy swapping any class onto other pipes
+//!   saves 1-1.5 of its 23 cycles), and with no scale loads at all (a wrong-result experiment)
+//!   the kernel gains only 4% cache-resident, 8% from memory. Tried and dropped, all slower: one
+//!   product chain per half chunk (256x8192 17.86 -> 16.64), two rows far apart a pass (17.10),
+//!   each band's scales converted to f32 into a buffer before its rows (13.04-13.79), a second
+//!   code prefetch into L1 (no change).
 //! - AVX-512: vector j of a chunk is the code register shifted right by `4j` per 32-bit lane,
 //!   so `permutexvar` on the 16-entry `E2M1_TO_F32` table gives lane l the value of position
 //!   `8l + j`; the activations are reordered to match once per call and thread. Per chunk and
@@ -338,6 +344,12 @@ fn ahead_codes(rc: &[u8], c: usize, l2_only: bool) {
 /// scale line (49.7 -> 40.4: one code stream per thread instead of two); odd rows walking their
 /// chunks backwards, to start on the scale lines the row before left in L1 (47.9 -> 27.5:
 /// backward code streams defeat the prefetchers).
+/// Session 25 (Zen 4 class, `docs/perf/2026-12-07-s25-nvfp4-bounds/`, one thread, 256x8192
+/// cache-resident): with no scale loads the `I8` kernel gains 14% (30.5 -> 34.8), with the
+/// first line of each chunk loaded but not the second 18%, with both loaded but no NaN test and
+/// no conversion 5%. Tried and dropped: each band's scale bytes copied row-major into a buffer,
+/// 8 bytes a store (30.5 -> 24.2), and two pairs of adjacent rows a pass (27.6; from memory, two
+/// threads, 53.0 -> 28.0).
 ///
 /// The AVX2 `F32` kernel (session 24, Zen 4 class, `report --isa V3`, G weights/s, one / two
 /// threads, from memory, medians of 7 alternations): 8192x8192 16.04 / 32.09 -> 16.74 / 33.47,
