@@ -27,7 +27,8 @@
 //! decode).
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
 //! streams are software-prefetched ([`PF`]; the codes into L2 only in the AVX2 `F32` kernel
-//! where K > 4096, [`ahead_codes`]; the scales per kernel, both lines of a chunk,
+//! where K > 4096 and in both `I8` kernels, [`ahead_codes`], [`I8_CODES_L2`]; the scales per
+//! kernel, both lines of a chunk,
 //! [`PF_S_I8`], except in the AVX2 GEMV kernels and the AVX-512 `I8` kernel on AMD cores,
 //! [`scale_prefetch`]; the AVX2 kernels also fetch the next 128-row band's scale plane a share
 //! per row, [`band_share`]).
@@ -306,11 +307,28 @@ fn ahead<const D: usize>(rc: &[u8], sr: &[u8], c: usize, scales: bool, l2_only: 
 /// K = 8192: as much as the L1 data cache of the hosts measured). Session 23's AMD EPYC (Zen 4
 /// class), `report --isa V3`, 8192x8192 from memory, G weights/s, one / two threads, medians of
 /// 5 alternations: 14.80 / 27.87 -> 15.21 / 30.41, a second set 14.91 / 29.96 -> 15.31 / 30.41
-/// (4096 bytes ahead instead of `PF`: 15.37 / 30.96, within the noise of it).
+/// (4096 bytes ahead instead of `PF`: 15.37 / 30.96, within the noise of it). The `I8` kernels
+/// always fetch into L2 only ([`I8_CODES_L2`]).
 #[inline(always)]
 fn ahead_codes(rc: &[u8], c: usize, l2_only: bool) {
     prefetch::line_in(rc.as_ptr().wrapping_add(64 * c + PF), l2_only);
 }
+
+/// Whether the `I8` kernels (AVX2 and AVX-512) prefetch their code bytes into L2 only
+/// ([`ahead_codes`]), at every K: yes. Their lines then come into L1 only when read, and leave
+/// its room to the activations, the staged steps and corrections and above all the scale lines
+/// (a row's 128 scale lines at K = 8192 fall in 8 of the L1's 64 sets, see [`band_share`]).
+/// Session 25's AMD EPYC (Zen 4 class), G weights/s, one / two threads, from memory, against
+/// `prefetcht0`: `report --isa V3`, medians of 5 alternations, 8192x8192 26.56 / 52.07 ->
+/// 29.12 / 56.58; medians of 3, 4096x16384 25.03 / 47.44 -> 28.17 / 52.55, 16384x2048 27.43 /
+/// 53.66 -> 28.57 / 55.62; cache-resident (one thread) 256x8192 30.00 -> 30.21, 1024x2048 29.89
+/// -> 29.92. `--isa V4`, medians of 5: 8192x8192 27.38 / 50.47 -> 27.78 / 58.70, 4096x16384
+/// 27.01 / 49.23 -> 27.65 / 57.39. Tried at the same time and not taken: the same for the
+/// AVX-512 `F32` kernel (8192x8192 20.46 / 40.27 -> 20.28 / 39.83), the dequantizer (within
+/// the noise), the AVX2 row-split `I8` kernels (Q4 34.51 / 67.45 -> 35.21 / 66.51, Q5 25.94 /
+/// 51.50 -> 26.51 / 51.32) and the AVX2 BF16 and FP32 `F32` kernels (slower: BF16 10.62 /
+/// 17.18 -> 8.88 / 16.10, FP32 6.64 / 9.03 -> 4.73 / 8.37). Measured on no other host.
+const I8_CODES_L2: bool = true;
 
 /// The start of row `row`'s share of the next 128-row band's scale plane, for the AVX2
 /// kernels' band prefetch (`I8` since session 12, `F32` since session 24): the band's plane is `512 nkt` contiguous bytes, and row `j` of a
@@ -692,7 +710,7 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
     let spf = scale_prefetch();
     let pf = |c: usize, r: usize| {
         band_ahead(bp[r], c);
-        ahead::<PF_S_I8>(rc[r], sr[r], c, spf, false);
+        ahead::<PF_S_I8>(rc[r], sr[r], c, spf, I8_CODES_L2);
     };
     // The whole chunks first, in a loop with no partial-chunk path: `chunk_of`'s copy into
     // `pad` is a `memcpy` call, and around it the compiler kept vector registers on the stack
@@ -832,7 +850,7 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
             *o = v[r & 1];
         }
         for r in 0..R {
-            ahead::<PF_S_I8>(rc[r], sr[r], c, spf && (!QUAD || r == 0), false);
+            ahead::<PF_S_I8>(rc[r], sr[r], c, spf && (!QUAD || r == 0), I8_CODES_L2);
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
