@@ -1086,9 +1086,25 @@ const fn paired_v3(g: Grouped, k: usize) -> bool {
 }
 
 /// The largest K whose f32 activation row (16 KiB) the AVX2 `F32` kernels count on staying in
-/// the L1 data cache beside the weights: above it Q4 pairs its rows ([`paired_v3`]), and the
-/// row-split ([`pass_v3_split`]) and NVFP4 kernels prefetch their code bytes into L2 only.
+/// the L1 data cache beside the weights: above it Q4 pairs its rows ([`paired_v3`]), and on AMD
+/// cores the row-split ([`pass_v3_split`]) and NVFP4 kernels prefetch their code bytes into L2
+/// only ([`codes_l2_only`]).
 pub(crate) const X_IN_L1_K: usize = 4096;
+
+/// Whether the AVX2 row-split ([`pass_v3_split`]) and NVFP4 `F32` kernels prefetch their code
+/// bytes into L2 only (`prefetcht1`) for rows of `k` positions: on AMD cores ([`amd_cores`])
+/// where `k` exceeds [`X_IN_L1_K`] (session 23, figures at [`pass_v3_split`]); elsewhere into L1
+/// at every K. Session 26's Intel Xeon (family 6 model 167 under KVM, AVX-512, 48 KiB L1d, 2 MiB
+/// L2 a core, about 3.5 GHz; session 10's host), `report --isa V3`, 8192x8192 from memory, G
+/// weights/s, one / two threads, medians of 3 alternations, L2 only -> L1: Q5 11.96 / 23.74 ->
+/// 12.50 / 25.14, Q6 11.68 / 23.03 -> 12.76 / 24.82, NVFP4 12.96 / 24.98 -> 13.32 / 25.95; the
+/// binary of session 13 (before the L2-only prefetch) read 13.04 / 25.04, 12.69 / 24.66 and
+/// 13.24 / 26.31 in the same alternations. With this function in place, 3 alternations: Q5
+/// 12.57 / 24.28 -> 13.21 / 26.22, Q6 11.55 / 22.64 -> 12.37 / 24.37, W8 12.27 / 23.30 -> 12.50
+/// / 24.14, Q4 16.60 / 33.82 -> 16.79 / 34.25, NVFP4 12.54 / 25.08 -> 12.63 / 25.22.
+pub(crate) fn codes_l2_only(k: usize) -> bool {
+    amd_cores() && k > X_IN_L1_K
+}
 
 /// Weight rows per pass of [`pass_v3_split`] for one batch row: [`PAIR`] for W8
 /// ([`W8_STREAMS_V3`]) and where [`paired_v3`], else one.
@@ -1136,8 +1152,9 @@ const _: () = assert!(SPLIT_CHAINS == 2);
 /// medians of 3 alternations, G weights/s: Q4 11.37 -> 14.75, Q5 10.67 -> 12.39, Q6 10.65 ->
 /// 12.64).
 ///
-/// The next row's code bytes are prefetched one chunk at a time, into L2 only (`prefetcht1`,
-/// [`crate::prefetch::span_in`]) where K exceeds [`X_IN_L1_K`]. Fetched into L1 a row (5-8
+/// The next row's code bytes are prefetched one chunk at a time, on AMD cores into L2 only
+/// (`prefetcht1`, [`crate::prefetch::span_in`]) where K exceeds [`X_IN_L1_K`] ([`codes_l2_only`];
+/// on session 26's Intel Xeon into L1 was the faster). Fetched into L1 a row (5-8
 /// KiB at K = 8192) ahead, they likely took the room of the 32 KiB activation row there (this
 /// VM has no hardware counters to confirm it). Session 23's
 /// AMD EPYC (Zen 4 class), `report --isa V3`, G weights/s, two threads, 8192x8192 from memory,
@@ -1170,14 +1187,14 @@ fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize, const CH: usiz
     let gpc = CHUNK / g.group_size();
     let bpg = 4 / gpc;
     let mut y = [[[avx._mm256_setzero_ps(); 2]; NB]; R];
-    let l2 = w.k() > X_IN_L1_K;
+    let l2 = codes_l2_only(w.k());
     for c in 0..chunks {
         let xc = chunk_acts::<NB>(xs, kc, c, nb);
         let mut cr: [&[u8]; R] = [&[]; R];
         for (cv, &row) in cr.iter_mut().zip(&rows) {
             let at = row * rcb + c * cb;
-            // One row ahead, as the I8 kernels do; into L2 only where the activations do not
-            // stay in L1 (see above).
+            // One row ahead, as the I8 kernels do; on AMD cores into L2 only where the
+            // activations do not stay in L1 (see above).
             crate::prefetch::span_in(codes.as_ptr().wrapping_add(at + rcb), cb, l2);
             *cv = &codes[at..at + cb];
         }

@@ -26,8 +26,9 @@
 //! -> 32.3), and on AVX2 pairs of rows 32 apart (no change: its 2-row passes are bound by the
 //! decode).
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
-//! streams are software-prefetched ([`PF`]; the codes into L2 only in the AVX2 `F32` kernel
-//! where K > 4096 and in both `I8` kernels, [`ahead_codes`], [`I8_CODES_L2`]; the scales per
+//! streams are software-prefetched ([`PF`]; on AMD cores the codes into L2 only in the AVX2
+//! `F32` kernel where K > 4096 and in both `I8` kernels, [`ahead_codes`], [`i8_codes_l2`],
+//! elsewhere into L1 (session 26's Intel Xeon); the scales per
 //! kernel, both lines of a chunk,
 //! [`PF_S_I8`], except in the AVX2 GEMV kernels and the AVX-512 `I8` kernel on AMD cores,
 //! [`scale_prefetch`]; the AVX2 kernels also fetch the next 128-row band's scale plane a share
@@ -158,7 +159,7 @@ use ninfer_core::layout::blockscale::scale_index;
 use ninfer_core::tables::E2M1_TO_F32;
 use pulp::Simd;
 
-use super::f32x86::{top_bytes_v3, F32Job, X_IN_L1_K};
+use super::f32x86::{codes_l2_only, top_bytes_v3, F32Job};
 use super::fp8x86::e4m3fn_lanes_v3;
 use super::i8::{tree8, I8Job, QuantAct};
 use super::i8x86::amd_cores;
@@ -302,22 +303,24 @@ fn ahead<const D: usize>(rc: &[u8], sr: &[u8], c: usize, scales: bool, l2_only: 
 }
 
 /// Software prefetch of the code bytes [`PF`] ahead of chunk `c`; with `l2_only` into L2 only
-/// ([`prefetch::line_in`]): the AVX2 `F32` kernel's where K exceeds [`X_IN_L1_K`], so that the
+/// ([`prefetch::line_in`]): the AVX2 `F32` kernel's on AMD cores where K exceeds 4096
+/// ([`codes_l2_only`]; on session 26's Intel Xeon into L1 was the faster), so that the
 /// line fetched ahead does not take L1 room from the staged activations (4 K bytes, 32 KiB at
 /// K = 8192: as much as the L1 data cache of the hosts measured). Session 23's AMD EPYC (Zen 4
 /// class), `report --isa V3`, 8192x8192 from memory, G weights/s, one / two threads, medians of
 /// 5 alternations: 14.80 / 27.87 -> 15.21 / 30.41, a second set 14.91 / 29.96 -> 15.31 / 30.41
 /// (4096 bytes ahead instead of `PF`: 15.37 / 30.96, within the noise of it). The `I8` kernels
-/// always fetch into L2 only ([`I8_CODES_L2`]).
+/// fetch into L2 only on AMD cores, at every K ([`i8_codes_l2`]).
 #[inline(always)]
 fn ahead_codes(rc: &[u8], c: usize, l2_only: bool) {
     prefetch::line_in(rc.as_ptr().wrapping_add(64 * c + PF), l2_only);
 }
 
 /// Whether the `I8` kernels (AVX2 and AVX-512) prefetch their code bytes into L2 only
-/// ([`ahead_codes`]), at every K: yes. Their lines then come into L1 only when read, and leave
-/// its room to the activations, the staged steps and corrections and above all the scale lines
-/// (a row's 128 scale lines at K = 8192 fall in 8 of the L1's 64 sets, see [`band_share`]).
+/// ([`ahead_codes`]), at every K: on AMD cores ([`amd_cores`]), not elsewhere. Their lines then
+/// come into L1 only when read, and leave its room to the activations, the staged steps and
+/// corrections and above all the scale lines (a row's 128 scale lines at K = 8192 fall in 8 of
+/// the L1's 64 sets, see [`band_share`]).
 /// Session 25's AMD EPYC (Zen 4 class), G weights/s, one / two threads, from memory, against
 /// `prefetcht0`: `report --isa V3`, medians of 5 alternations, 8192x8192 26.56 / 52.07 ->
 /// 29.12 / 56.58; medians of 3, 4096x16384 25.03 / 47.44 -> 28.17 / 52.55, 16384x2048 27.43 /
@@ -327,8 +330,16 @@ fn ahead_codes(rc: &[u8], c: usize, l2_only: bool) {
 /// AVX-512 `F32` kernel (8192x8192 20.46 / 40.27 -> 20.28 / 39.83), the dequantizer (within
 /// the noise), the AVX2 row-split `I8` kernels (Q4 34.51 / 67.45 -> 35.21 / 66.51, Q5 25.94 /
 /// 51.50 -> 26.51 / 51.32) and the AVX2 BF16 and FP32 `F32` kernels (slower: BF16 10.62 /
-/// 17.18 -> 8.88 / 16.10, FP32 6.64 / 9.03 -> 4.73 / 8.37). Measured on no other host.
-const I8_CODES_L2: bool = true;
+/// 17.18 -> 8.88 / 16.10, FP32 6.64 / 9.03 -> 4.73 / 8.37). On session 26's Intel Xeon (family 6
+/// model 167 under KVM, 48 KiB L1d, 2 MiB L2 a core) `prefetcht0` was the faster, in each of four
+/// sets: 8192x8192 from memory, medians of 5 alternations, L2 only -> L1, `--isa V3` 21.28 /
+/// 41.71 -> 22.65 / 44.12, `--isa V4` 23.36 / 43.77 -> 24.28 / 45.89 (sets of 3: V3 22.12 /
+/// 43.70 -> 22.84 / 44.58 and 22.09 / 39.75 -> 22.67 / 44.20, V4 24.28 / 46.68 -> 24.47 /
+/// 48.99), and with this function in place, `--isa V3`, 3 alternations, 21.40 / 42.88 -> 22.67
+/// / 44.37.
+fn i8_codes_l2() -> bool {
+    amd_cores()
+}
 
 /// The start of row `row`'s share of the next 128-row band's scale plane, for the AVX2
 /// kernels' band prefetch (`I8` since session 12, `F32` since session 24): the band's plane is `512 nkt` contiguous bytes, and row `j` of a
@@ -708,9 +719,10 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
     }
     // The software prefetches of chunk `c` of row `r`.
     let spf = scale_prefetch();
+    let l2 = i8_codes_l2();
     let pf = |c: usize, r: usize| {
         band_ahead(bp[r], c);
-        ahead::<PF_S_I8>(rc[r], sr[r], c, spf, I8_CODES_L2);
+        ahead::<PF_S_I8>(rc[r], sr[r], c, spf, l2);
     };
     // The whole chunks first, in a loop with no partial-chunk path: `chunk_of`'s copy into
     // `pad` is a `memcpy` call, and around it the compiler kept vector registers on the stack
@@ -842,6 +854,7 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
     let full = row_bytes / 64;
     let qs = scales.get(scale_index(rows[0], 0, nkt)..).unwrap_or(&[]);
     let spf = scale_prefetch();
+    let l2 = i8_codes_l2();
     for c in 0..chunks {
         let pv = pass_scales_v4::<QUAD, R>(s, &sr, qs, nkt, c);
         let mut sv = [s.avx._mm256_setzero_ps(); R];
@@ -850,7 +863,7 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
             *o = v[r & 1];
         }
         for r in 0..R {
-            ahead::<PF_S_I8>(rc[r], sr[r], c, spf && (!QUAD || r == 0), I8_CODES_L2);
+            ahead::<PF_S_I8>(rc[r], sr[r], c, spf && (!QUAD || r == 0), l2);
             let bytes = if c < full {
                 rc[r][64 * c..64 * c + 64].try_into().unwrap_or(&[0; 64])
             } else {
@@ -950,7 +963,7 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     let spf = scale_prefetch();
-    let l2 = kc > X_IN_L1_K;
+    let l2 = codes_l2_only(kc);
     for row in r0..r1 {
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
