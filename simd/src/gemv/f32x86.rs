@@ -1092,18 +1092,19 @@ const fn paired_v3(g: Grouped, k: usize) -> bool {
 pub(crate) const X_IN_L1_K: usize = 4096;
 
 /// Whether the AVX2 row-split ([`pass_v3_split`]) and NVFP4 `F32` kernels prefetch their code
-/// bytes into L2 only (`prefetcht1`) for rows of `k` positions: on AMD cores ([`amd_cores`])
-/// where `k` exceeds [`X_IN_L1_K`] (session 23, figures at [`pass_v3_split`]); elsewhere into L1
-/// at every K. Session 26's Intel Xeon (family 6 model 167 under KVM, AVX-512, 48 KiB L1d, 2 MiB
-/// L2 a core, about 3.5 GHz; session 10's host), `report --isa V3`, 8192x8192 from memory, G
+/// bytes into L2 only (`prefetcht1`) for rows of `k` positions: on AMD cores (`amd`, whether
+/// the CPU has them, [`amd_cores`]; a constant of the NVFP4 kernel) where `k` exceeds
+/// [`X_IN_L1_K`] (session 23, figures at [`pass_v3_split`]); elsewhere into L1 at every K.
+/// Session 26's Intel Xeon (family 6 model 167 under KVM, AVX-512, 48 KiB L1d, 2 MiB L2 a
+/// core, about 3.5 GHz; session 10's host), `report --isa V3`, 8192x8192 from memory, G
 /// weights/s, one / two threads, medians of 3 alternations, L2 only -> L1: Q5 11.96 / 23.74 ->
 /// 12.50 / 25.14, Q6 11.68 / 23.03 -> 12.76 / 24.82, NVFP4 12.96 / 24.98 -> 13.32 / 25.95; the
 /// binary of session 13 (before the L2-only prefetch) read 13.04 / 25.04, 12.69 / 24.66 and
 /// 13.24 / 26.31 in the same alternations. With this function in place, 3 alternations: Q5
 /// 12.57 / 24.28 -> 13.21 / 26.22, Q6 11.55 / 22.64 -> 12.37 / 24.37, W8 12.27 / 23.30 -> 12.50
 /// / 24.14, Q4 16.60 / 33.82 -> 16.79 / 34.25, NVFP4 12.54 / 25.08 -> 12.63 / 25.22.
-pub(crate) fn codes_l2_only(k: usize) -> bool {
-    amd_cores() && k > X_IN_L1_K
+pub(crate) const fn codes_l2_only(amd: bool, k: usize) -> bool {
+    amd && k > X_IN_L1_K
 }
 
 /// Weight rows per pass of [`pass_v3_split`] for one batch row: [`PAIR`] for W8
@@ -1187,7 +1188,7 @@ fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize, const CH: usiz
     let gpc = CHUNK / g.group_size();
     let bpg = 4 / gpc;
     let mut y = [[[avx._mm256_setzero_ps(); 2]; NB]; R];
-    let l2 = codes_l2_only(w.k());
+    let l2 = codes_l2_only(amd_cores(), w.k());
     for c in 0..chunks {
         let xc = chunk_acts::<NB>(xs, kc, c, nb);
         let mut cr: [&[u8]; R] = [&[]; R];

@@ -193,7 +193,8 @@ const PF_S_F32: usize = 32768;
 const PF_S_DEQ: usize = 4096;
 
 /// Whether the AVX2 GEMV kernels and the AVX-512 `I8` kernel prefetch each chunk's scale lines
-/// ([`ahead_scales`]): not on AMD cores ([`amd_cores`]), where the code prefetch
+/// ([`ahead_scales`]), `amd` saying whether the CPU has AMD cores ([`amd_cores`]; a constant of
+/// the AVX2 kernels, `by_vendor_and_batch!`): not on AMD cores, where the code prefetch
 /// ([`ahead_codes`]) and, in the AVX2 kernels, the band share ([`band_share`]) are kept and
 /// the per-chunk scale prefetch cost more than it saved.
 /// - AVX2, on the AVX2-only AMD EPYC (Zen 3) of session 17, 8192x8192 from memory, `report
@@ -212,8 +213,8 @@ const PF_S_DEQ: usize = 4096;
 ///   the same binary on this host).
 ///
 /// Session 11's host (see [`PF_S_I8`]) gained from the scale lines; it was an Intel Xeon.
-fn scale_prefetch() -> bool {
-    !amd_cores()
+const fn scale_prefetch(amd: bool) -> bool {
+    !amd
 }
 
 /// `2^-17`: the factor on a row's sum in the AVX2 `F32` kernel, whose codes are `2 e2m1`
@@ -235,6 +236,35 @@ const _: () = {
         i += 1;
     }
 };
+
+/// `by_batch!` with one more const parameter before the batch size, `AMD`: whether the CPU has
+/// AMD cores ([`amd_cores`], read once per call). The AVX2 GEMV kernels take their prefetch
+/// choices ([`scale_prefetch`], [`i8_codes_l2`], [`codes_l2_only`]) from it as constants, so
+/// that their chunk loops carry no test of them; read at run time as flags (sessions 17-26),
+/// they cost the `I8` kernel 8-9% cache-resident on session 27's Intel Xeon (family 6 model 167,
+/// the host of sessions 10 and 26; bisected to 2d97d99, the first such flag: session 13's
+/// binary 30.51, 9dc187d 30.63, 2d97d99 28.45 G weights/s). `report --isa V3`, G weights/s,
+/// medians of 3 alternations, each side built four times, in different code layouts (as built,
+/// and with `-C llvm-args=-align-all-functions=6`, `=7`, `-align-loops=64`): 256x8192
+/// cache-resident, one thread, `I8` 27.73 / 27.73 / 27.72 / 27.75 -> 30.22 / 30.04 / 29.96 /
+/// 29.91, `F32` 15.36 / 15.40 / 15.43 / 15.35 -> 15.96 / 15.96 / 15.93 / 15.78; 8192x8192 from
+/// memory, one / two threads, the first and third layouts: `I8` 22.91 / 43.81 -> 23.89 / 46.76
+/// and 22.38 / 43.66 -> 23.06 / 45.12, `F32` 12.77 / 25.55 -> 13.10 / 26.20 and 13.04 / 26.37
+/// -> 13.04 / 26.15. The AVX-512 `I8` kernel keeps the flags: with them as constants it ran
+/// slower there (`--isa V4`, 256x8192, 37.13 / 36.02 -> 33.86 / 33.51 in two layouts; from
+/// memory 24.78 / 49.34 -> 24.23 / 47.54). AMD cores were not measured: their kernels issue the
+/// same prefetches as before. (The same for the AVX2 row-split kernels' `codes_l2_only` flag
+/// moved nothing consistently: Q5 `F32` cache-resident 14.19 / 14.25 / 13.32 -> 14.57 / 13.67 /
+/// 14.53 in three layouts.)
+macro_rules! by_vendor_and_batch {
+    ($nb:expr, $k:ident [ $($c:tt),* ] ( $($a:expr),* )) => {
+        if amd_cores() {
+            by_batch!($nb, $k[$($c,)* true]($($a),*))
+        } else {
+            by_batch!($nb, $k[$($c,)* false]($($a),*))
+        }
+    };
+}
 
 /// Whether the fast path takes these weights (NVFP4).
 pub(crate) fn takes(w: &Weights<'_>) -> bool {
@@ -317,10 +347,10 @@ fn ahead_codes(rc: &[u8], c: usize, l2_only: bool) {
 }
 
 /// Whether the `I8` kernels (AVX2 and AVX-512) prefetch their code bytes into L2 only
-/// ([`ahead_codes`]), at every K: on AMD cores ([`amd_cores`]), not elsewhere. Their lines then
-/// come into L1 only when read, and leave its room to the activations, the staged steps and
-/// corrections and above all the scale lines (a row's 128 scale lines at K = 8192 fall in 8 of
-/// the L1's 64 sets, see [`band_share`]).
+/// ([`ahead_codes`]), at every K: on AMD cores (`amd`, as in [`scale_prefetch`]), not
+/// elsewhere. Their lines then come into L1 only when read, and leave its room to the
+/// activations, the staged steps and corrections and above all the scale lines (a row's 128
+/// scale lines at K = 8192 fall in 8 of the L1's 64 sets, see [`band_share`]).
 /// Session 25's AMD EPYC (Zen 4 class), G weights/s, one / two threads, from memory, against
 /// `prefetcht0`: `report --isa V3`, medians of 5 alternations, 8192x8192 26.56 / 52.07 ->
 /// 29.12 / 56.58; medians of 3, 4096x16384 25.03 / 47.44 -> 28.17 / 52.55, 16384x2048 27.43 /
@@ -337,8 +367,8 @@ fn ahead_codes(rc: &[u8], c: usize, l2_only: bool) {
 /// 43.70 -> 22.84 / 44.58 and 22.09 / 39.75 -> 22.67 / 44.20, V4 24.28 / 46.68 -> 24.47 /
 /// 48.99), and with this function in place, `--isa V3`, 3 alternations, 21.40 / 42.88 -> 22.67
 /// / 44.37.
-fn i8_codes_l2() -> bool {
-    amd_cores()
+const fn i8_codes_l2(amd: bool) -> bool {
+    amd
 }
 
 /// The start of row `row`'s share of the next 128-row band's scale plane, for the AVX2
@@ -516,14 +546,14 @@ fn quad_row(a: u128, b: u128, j: u32) -> u64 {
 /// The `I8` AVX2 row loop (`V3`, and `V3_512b`, whose generic I8 kernel is the AVX2 one).
 #[inline(always)]
 pub(crate) fn i8_rows_v3(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
-    by_batch!(job.nb, i8_rows_v3_nb[false, false](s, job))
+    by_vendor_and_batch!(job.nb, i8_rows_v3_nb[false, false](s, job))
 }
 
 /// [`i8_rows_v3`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`); with one batch
 /// row, [`V3_STREAMS`] weight streams far apart per pass. Per row the same operations in the
 /// same order either way.
 #[inline(always)]
-fn i8_rows_v3_nb<const F16C: bool, const VNNI: bool, const NB: usize>(
+fn i8_rows_v3_nb<const F16C: bool, const VNNI: bool, const AMD: bool, const NB: usize>(
     s: pulp::x86::V3,
     job: I8Job<'_, '_, '_>,
 ) {
@@ -543,14 +573,14 @@ fn i8_rows_v3_nb<const F16C: bool, const VNNI: bool, const NB: usize>(
         let q = (r1 - r0) / V3_STREAMS;
         for i in 0..q {
             let rows = stream_rows::<V3_STREAMS>(r0, q, i);
-            let y = i8_pass_v3::<F16C, VNNI, 1, V3_STREAMS>(s, &w, act, st, nb, rows);
+            let y = i8_pass_v3::<F16C, VNNI, AMD, 1, V3_STREAMS>(s, &w, act, st, nb, rows);
             store_rows(ys, r0, rows, &y, 1);
         }
         row = r0 + V3_STREAMS * q;
     }
     let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
-        let y = i8_pass_v3::<F16C, VNNI, NB, 1>(s, &w, act, st, nb, [row]);
+        let y = i8_pass_v3::<F16C, VNNI, AMD, NB, 1>(s, &w, act, st, nb, [row]);
         store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
@@ -625,7 +655,7 @@ fn scales_totals<const F16C: bool>(s: pulp::x86::V3, b: [u8; 8]) -> __m256 {
 /// `corr`, `dtot`: [`totals_corr`], [`totals_dsub`]. `VNNI`: only true inside
 /// [`i8_rows_v3_f16c_vnni`].
 #[inline(always)]
-fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usize>(
+fn i8_pass_v3<const F16C: bool, const VNNI: bool, const AMD: bool, const NB: usize, const R: usize>(
     s: pulp::x86::V3,
     w: &Weights<'_>,
     act: &QuantAct,
@@ -718,8 +748,8 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const NB: usize, const R: usiz
         }};
     }
     // The software prefetches of chunk `c` of row `r`.
-    let spf = scale_prefetch();
-    let l2 = i8_codes_l2();
+    let spf = scale_prefetch(AMD);
+    let l2 = i8_codes_l2(AMD);
     let pf = |c: usize, r: usize| {
         band_ahead(bp[r], c);
         ahead::<PF_S_I8>(rc[r], sr[r], c, spf, l2);
@@ -853,8 +883,9 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
     }
     let full = row_bytes / 64;
     let qs = scales.get(scale_index(rows[0], 0, nkt)..).unwrap_or(&[]);
-    let spf = scale_prefetch();
-    let l2 = i8_codes_l2();
+    let amd = amd_cores();
+    let spf = scale_prefetch(amd);
+    let l2 = i8_codes_l2(amd);
     for c in 0..chunks {
         let pv = pass_scales_v4::<QUAD, R>(s, &sr, qs, nkt, c);
         let mut sv = [s.avx._mm256_setzero_ps(); R];
@@ -911,12 +942,15 @@ fn i8_pass_v4<const VNNI: bool, const QUAD: bool, const NB: usize, const R: usiz
 /// accumulators in the generic kernel's order.
 #[inline(always)]
 pub(crate) fn f32_rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
-    by_batch!(job.nb, f32_rows_v3_nb[false](s, job))
+    by_vendor_and_batch!(job.nb, f32_rows_v3_nb[false](s, job))
 }
 
 /// [`f32_rows_v3`] for `min(nb, NB)` batch rows (exactly `NB` when `NB <= 2`).
 #[inline(always)]
-fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
+fn f32_rows_v3_nb<const F16C: bool, const AMD: bool, const NB: usize>(
+    s: pulp::x86::V3,
+    job: F32Job<'_, '_, '_>,
+) {
     let F32Job {
         w,
         xs,
@@ -962,8 +996,8 @@ fn f32_rows_v3_nb<const F16C: bool, const NB: usize>(s: pulp::x86::V3, job: F32J
     ];
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
-    let spf = scale_prefetch();
-    let l2 = codes_l2_only(kc);
+    let spf = scale_prefetch(AMD);
+    let l2 = codes_l2_only(AMD, kc);
     for row in r0..r1 {
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
@@ -1158,7 +1192,7 @@ fn f32_pass_v4<const QUAD: bool, const NB: usize, const R: usize>(
 /// The CPU must have the `V3` features (the token proves them) and F16C.
 #[target_feature(enable = "avx,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
 pub(crate) unsafe fn i8_rows_v3_f16c(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
-    by_batch!(job.nb, i8_rows_v3_nb[true, false](s, job))
+    by_vendor_and_batch!(job.nb, i8_rows_v3_nb[true, false](s, job))
 }
 
 /// [`i8_rows_v3_f16c`] compiled with AVX-VNNI too: each half chunk's i32 lanes from two
@@ -1169,7 +1203,7 @@ pub(crate) unsafe fn i8_rows_v3_f16c(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
 /// The CPU must have the `V3` features (the token proves them), F16C and AVX-VNNI.
 #[target_feature(enable = "avx,avx2,fma,f16c,avxvnni,bmi1,bmi2,lzcnt,popcnt")]
 pub(crate) unsafe fn i8_rows_v3_f16c_vnni(s: pulp::x86::V3, job: I8Job<'_, '_, '_>) {
-    by_batch!(job.nb, i8_rows_v3_nb[true, true](s, job))
+    by_vendor_and_batch!(job.nb, i8_rows_v3_nb[true, true](s, job))
 }
 
 /// [`f32_rows_v3`] compiled with F16C (see [`i8_rows_v3_f16c`]).
@@ -1178,7 +1212,7 @@ pub(crate) unsafe fn i8_rows_v3_f16c_vnni(s: pulp::x86::V3, job: I8Job<'_, '_, '
 /// The CPU must have the `V3` features (the token proves them) and F16C.
 #[target_feature(enable = "avx,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
 pub(crate) unsafe fn f32_rows_v3_f16c(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
-    by_batch!(job.nb, f32_rows_v3_nb[true](s, job))
+    by_vendor_and_batch!(job.nb, f32_rows_v3_nb[true](s, job))
 }
 
 /// [`scales_lo_v3`] through binary16 when no byte is a NaN word (as [`scales16_v4`] does, with
@@ -1271,6 +1305,34 @@ impl pulp::WithSimd for PlainV3<'_, '_, '_> {
         match self {
             PlainV3::I8(s, job) => i8_rows_v3(s, job),
             PlainV3::F32(s, job) => f32_rows_v3(s, job),
+        }
+    }
+}
+
+/// [`PlainV3`] compiled for the other vendor's prefetch choices (`AMD` the opposite of
+/// [`amd_cores`], see `by_vendor_and_batch!`): the tests' handle on the kernels this CPU does
+/// not dispatch. A prefetch changes no result, so they give [`PlainV3`]'s bits.
+#[cfg(test)]
+pub(crate) enum OtherVendorV3<'a, 'b, 'c> {
+    I8(pulp::x86::V3, I8Job<'a, 'b, 'c>),
+    F32(pulp::x86::V3, F32Job<'a, 'b, 'c>),
+}
+
+#[cfg(test)]
+impl pulp::WithSimd for OtherVendorV3<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        match (self, amd_cores()) {
+            (OtherVendorV3::I8(s, job), true) => {
+                by_batch!(job.nb, i8_rows_v3_nb[false, false, false](s, job))
+            }
+            (OtherVendorV3::I8(s, job), false) => {
+                by_batch!(job.nb, i8_rows_v3_nb[false, false, true](s, job))
+            }
+            (OtherVendorV3::F32(s, job), true) => by_batch!(job.nb, f32_rows_v3_nb[false, false](s, job)),
+            (OtherVendorV3::F32(s, job), false) => by_batch!(job.nb, f32_rows_v3_nb[false, true](s, job)),
         }
     }
 }

@@ -243,6 +243,14 @@ fn f32_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             }
         });
         same(&plain, &got, &format!("V3 (no F16C) {ctx}"));
+        if nv {
+            // The NVFP4 kernels are compiled per vendor's prefetch choices: the other one too.
+            let other = outputs(n, nb, |ys| {
+                let job = fast(f32_op(w, &xs, nb, ys));
+                Simd::vectorize(s, nvfp4x86::OtherVendorV3::F32(s, job))
+            });
+            same(&other, &plain, &format!("V3 (other vendor's prefetches) {ctx}"));
+        }
     }
     if let Some(s) = pulp::x86::V4::try_new() {
         let want = outputs(n, nb, |ys| Simd::vectorize(s, f32_op(w, &xs, nb, ys)));
@@ -360,6 +368,11 @@ fn i8_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             Simd::vectorize(s, nvfp4x86::PlainV3::I8(s, i8_job(w, &act, nb, ys)))
         });
         same(&plain, &got, &format!("V3 (no F16C) {ctx}"));
+        // The kernels are compiled per vendor's prefetch choices: the other one too.
+        let other = outputs(n, nb, |ys| {
+            Simd::vectorize(s, nvfp4x86::OtherVendorV3::I8(s, i8_job(w, &act, nb, ys)))
+        });
+        same(&other, &plain, &format!("V3 (other vendor's prefetches) {ctx}"));
         if std::arch::is_x86_feature_detected!("f16c") {
             // SAFETY: F16C was detected just above; the token proves the V3 features.
             let f16c = outputs(n, nb, |ys| unsafe {
