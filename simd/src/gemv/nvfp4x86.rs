@@ -1289,11 +1289,14 @@ impl pulp::WithSimd for F32V3<'_, '_, '_> {
 }
 
 /// Runs [`i8_rows_v3`] and [`f32_rows_v3`] (the integer scale decode, whatever the CPU has):
-/// the tests' handle on the route [`I8V3`] / [`F32V3`] skip where F16C is present.
+/// the tests' handle on the route [`I8V3`] / [`F32V3`] skip where F16C is present. With the
+/// last field true, compiled for the other vendor's prefetch choices (`AMD` the opposite of
+/// [`amd_cores`], see `by_vendor_and_batch!`): the handle on the kernels this CPU does not
+/// dispatch. A prefetch changes no result, so both give the same bits.
 #[cfg(test)]
 pub(crate) enum PlainV3<'a, 'b, 'c> {
-    I8(pulp::x86::V3, I8Job<'a, 'b, 'c>),
-    F32(pulp::x86::V3, F32Job<'a, 'b, 'c>),
+    I8(pulp::x86::V3, I8Job<'a, 'b, 'c>, bool),
+    F32(pulp::x86::V3, F32Job<'a, 'b, 'c>, bool),
 }
 
 #[cfg(test)]
@@ -1303,36 +1306,14 @@ impl pulp::WithSimd for PlainV3<'_, '_, '_> {
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
         match self {
-            PlainV3::I8(s, job) => i8_rows_v3(s, job),
-            PlainV3::F32(s, job) => f32_rows_v3(s, job),
-        }
-    }
-}
-
-/// [`PlainV3`] compiled for the other vendor's prefetch choices (`AMD` the opposite of
-/// [`amd_cores`], see `by_vendor_and_batch!`): the tests' handle on the kernels this CPU does
-/// not dispatch. A prefetch changes no result, so they give [`PlainV3`]'s bits.
-#[cfg(test)]
-pub(crate) enum OtherVendorV3<'a, 'b, 'c> {
-    I8(pulp::x86::V3, I8Job<'a, 'b, 'c>),
-    F32(pulp::x86::V3, F32Job<'a, 'b, 'c>),
-}
-
-#[cfg(test)]
-impl pulp::WithSimd for OtherVendorV3<'_, '_, '_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _simd: S) {
-        match (self, amd_cores()) {
-            (OtherVendorV3::I8(s, job), true) => {
-                by_batch!(job.nb, i8_rows_v3_nb[false, false, false](s, job))
-            }
-            (OtherVendorV3::I8(s, job), false) => {
+            PlainV3::I8(s, job, other) if amd_cores() != other => {
                 by_batch!(job.nb, i8_rows_v3_nb[false, false, true](s, job))
             }
-            (OtherVendorV3::F32(s, job), true) => by_batch!(job.nb, f32_rows_v3_nb[false, false](s, job)),
-            (OtherVendorV3::F32(s, job), false) => by_batch!(job.nb, f32_rows_v3_nb[false, true](s, job)),
+            PlainV3::I8(s, job, _) => by_batch!(job.nb, i8_rows_v3_nb[false, false, false](s, job)),
+            PlainV3::F32(s, job, other) if amd_cores() != other => {
+                by_batch!(job.nb, f32_rows_v3_nb[false, true](s, job))
+            }
+            PlainV3::F32(s, job, _) => by_batch!(job.nb, f32_rows_v3_nb[false, false](s, job)),
         }
     }
 }

@@ -237,7 +237,7 @@ fn f32_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         let plain = outputs(n, nb, |ys| {
             let job = fast(f32_op(w, &xs, nb, ys));
             if nv {
-                Simd::vectorize(s, nvfp4x86::PlainV3::F32(s, job))
+                Simd::vectorize(s, nvfp4x86::PlainV3::F32(s, job, false))
             } else {
                 Simd::vectorize(s, fp8x86::PlainV3(s, job))
             }
@@ -247,7 +247,7 @@ fn f32_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             // The NVFP4 kernels are compiled per vendor's prefetch choices: the other one too.
             let other = outputs(n, nb, |ys| {
                 let job = fast(f32_op(w, &xs, nb, ys));
-                Simd::vectorize(s, nvfp4x86::OtherVendorV3::F32(s, job))
+                Simd::vectorize(s, nvfp4x86::PlainV3::F32(s, job, true))
             });
             same(&other, &plain, &format!("V3 (other vendor's prefetches) {ctx}"));
         }
@@ -365,12 +365,12 @@ fn i8_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
         // `I8V3` takes the F16C scale route where the CPU has F16C: the integer route too
         // (the same exact scales, so the same bits).
         let plain = outputs(n, nb, |ys| {
-            Simd::vectorize(s, nvfp4x86::PlainV3::I8(s, i8_job(w, &act, nb, ys)))
+            Simd::vectorize(s, nvfp4x86::PlainV3::I8(s, i8_job(w, &act, nb, ys), false))
         });
         same(&plain, &got, &format!("V3 (no F16C) {ctx}"));
         // The kernels are compiled per vendor's prefetch choices: the other one too.
         let other = outputs(n, nb, |ys| {
-            Simd::vectorize(s, nvfp4x86::OtherVendorV3::I8(s, i8_job(w, &act, nb, ys)))
+            Simd::vectorize(s, nvfp4x86::PlainV3::I8(s, i8_job(w, &act, nb, ys), true))
         });
         same(&other, &plain, &format!("V3 (other vendor's prefetches) {ctx}"));
         if std::arch::is_x86_feature_detected!("f16c") {
