@@ -28,8 +28,7 @@
 //! Sub-blocks at or beyond the physical `Sb` get scale 0, as in the generic decoder. Both
 //! streams are software-prefetched ([`PF`]; on AMD cores the codes into L2 only in the AVX2
 //! `F32` kernel where K > 4096 and in both `I8` kernels, [`ahead_codes`], [`i8_codes_l2`],
-//! elsewhere into L1 (session 26's Intel Xeon); the scales per
-//! kernel, both lines of a chunk,
+//! elsewhere into L1 (session 26's Intel Xeon); the scales per kernel, both lines of a chunk,
 //! [`PF_S_I8`], except in the AVX2 GEMV kernels and the AVX-512 `I8` kernel on AMD cores,
 //! [`scale_prefetch`]; the AVX2 kernels also fetch the next 128-row band's scale plane a share
 //! per row, [`band_share`]).
@@ -237,28 +236,31 @@ const _: () = {
     }
 };
 
-/// `by_batch!` with one more const parameter before the batch size, `AMD`: whether the CPU has
-/// AMD cores ([`amd_cores`], read once per call). The AVX2 GEMV kernels take their prefetch
-/// choices ([`scale_prefetch`], [`i8_codes_l2`], [`codes_l2_only`]) from it as constants, so
-/// that their chunk loops carry no test of them; read at run time as flags (sessions 17-26),
-/// they cost the `I8` kernel 8-9% cache-resident on session 27's Intel Xeon (family 6 model 167,
-/// the host of sessions 10 and 26; bisected to 2d97d99, the first such flag: session 13's
-/// binary 30.51, 9dc187d 30.63, 2d97d99 28.45 G weights/s). `report --isa V3`, G weights/s,
-/// medians of 3 alternations, each side built four times, in different code layouts (as built,
-/// and with `-C llvm-args=-align-all-functions=6`, `=7`, `-align-loops=64`): 256x8192
-/// cache-resident, one thread, `I8` 27.73 / 27.73 / 27.72 / 27.75 -> 30.22 / 30.04 / 29.96 /
-/// 29.91, `F32` 15.36 / 15.40 / 15.43 / 15.35 -> 15.96 / 15.96 / 15.93 / 15.78; 8192x8192 from
-/// memory, one / two threads, the first and third layouts: `I8` 22.91 / 43.81 -> 23.89 / 46.76
-/// and 22.38 / 43.66 -> 23.06 / 45.12, `F32` 12.77 / 25.55 -> 13.10 / 26.20 and 13.04 / 26.37
-/// -> 13.04 / 26.15. The AVX-512 `I8` kernel keeps the flags: with them as constants it ran
-/// slower there (`--isa V4`, 256x8192, 37.13 / 36.02 -> 33.86 / 33.51 in two layouts; from
-/// memory 24.78 / 49.34 -> 24.23 / 47.54). AMD cores were not measured: their kernels issue the
-/// same prefetches as before. (The same for the AVX2 row-split kernels' `codes_l2_only` flag
-/// moved nothing consistently: Q5 `F32` cache-resident 14.19 / 14.25 / 13.32 -> 14.57 / 13.67 /
-/// 14.53 in three layouts.)
+/// `by_batch!` with one more const parameter before the batch size, `AMD`: whether the CPU has AMD
+/// cores ([`amd_cores`], read once per call; the tests pass the opposite, `amd = ...;`, to run the
+/// kernels this CPU does not dispatch, see `PlainV3`). The AVX2 GEMV kernels take their prefetch
+/// choices ([`scale_prefetch`], [`i8_codes_l2`], [`codes_l2_only`]) from it as constants, so that
+/// their chunk loops carry no test of them; read at run time as flags (sessions 17-26), they cost
+/// the `I8` kernel 8-9% cache-resident on session 27's Intel Xeon (family 6 model 167, the host of
+/// sessions 10 and 26; bisected to 2d97d99, the first such flag: session 13's binary 30.51, 9dc187d
+/// 30.63, 2d97d99 28.45 G weights/s). `report --isa V3`, G weights/s, medians of 3 alternations,
+/// each side built four times, in different code layouts (as built, and with `-C
+/// llvm-args=-align-all-functions=6`, `=7`, `-align-loops=64`): 256x8192 cache-resident, one
+/// thread, `I8` 27.73 / 27.73 / 27.72 / 27.75 -> 30.22 / 30.04 / 29.96 / 29.91, `F32` 15.36 / 15.40
+/// / 15.43 / 15.35 -> 15.96 / 15.96 / 15.93 / 15.78; 8192x8192 from memory, one / two threads, the
+/// first and third layouts: `I8` 22.91 / 43.81 -> 23.89 / 46.76 and 22.38 / 43.66 -> 23.06 / 45.12,
+/// `F32` 12.77 / 25.55 -> 13.10 / 26.20 and 13.04 / 26.37 -> 13.04 / 26.15. The AVX-512 `I8` kernel
+/// keeps the flags: with them as constants it ran slower there (`--isa V4`, 256x8192, 37.13 / 36.02
+/// -> 33.86 / 33.51 in two layouts; from memory 24.78 / 49.34 -> 24.23 / 47.54). AMD cores were not
+/// measured: their kernels issue the same prefetches as before. (The AVX2 row-split kernels'
+/// `codes_l2_only` flag made a constant the same way moved nothing consistently: Q5 `F32`
+/// cache-resident 14.19 / 14.25 / 13.32 -> 14.57 / 13.67 / 14.53 in three layouts.)
 macro_rules! by_vendor_and_batch {
     ($nb:expr, $k:ident [ $($c:tt),* ] ( $($a:expr),* )) => {
-        if amd_cores() {
+        by_vendor_and_batch!(amd = amd_cores(); $nb, $k[$($c),*]($($a),*))
+    };
+    (amd = $amd:expr; $nb:expr, $k:ident [ $($c:tt),* ] ( $($a:expr),* )) => {
+        if $amd {
             by_batch!($nb, $k[$($c,)* true]($($a),*))
         } else {
             by_batch!($nb, $k[$($c,)* false]($($a),*))
@@ -1306,14 +1308,12 @@ impl pulp::WithSimd for PlainV3<'_, '_, '_> {
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
         match self {
-            PlainV3::I8(s, job, other) if amd_cores() != other => {
-                by_batch!(job.nb, i8_rows_v3_nb[false, false, true](s, job))
+            PlainV3::I8(s, job, other) => {
+                by_vendor_and_batch!(amd = amd_cores() != other; job.nb, i8_rows_v3_nb[false, false](s, job))
             }
-            PlainV3::I8(s, job, _) => by_batch!(job.nb, i8_rows_v3_nb[false, false, false](s, job)),
-            PlainV3::F32(s, job, other) if amd_cores() != other => {
-                by_batch!(job.nb, f32_rows_v3_nb[false, true](s, job))
+            PlainV3::F32(s, job, other) => {
+                by_vendor_and_batch!(amd = amd_cores() != other; job.nb, f32_rows_v3_nb[false](s, job))
             }
-            PlainV3::F32(s, job, _) => by_batch!(job.nb, f32_rows_v3_nb[false, false](s, job)),
         }
     }
 }
