@@ -59,6 +59,40 @@
 //! went through a 128-value chunk buffer. Medians of 3 alternations, G weights/s: 8192×8192
 //! from memory, one / two threads, BF16 7.83 / 13.00 -> 10.09 / 14.88, FP32 5.14 / 6.40 ->
 //! 6.07 / 7.74; 64×8192 in L3, one thread, BF16 9.37 -> 15.07, FP32 7.73 -> 10.43.
+//!
+//! **Prefetch (session 28).** The grouped and FP8 row dequantizers prefetch every cache line of
+//! their code bytes `crate::prefetch::DEQUANT_AHEAD` (2 KiB) ahead; until then the grouped
+//! ones left the stream to the hardware prefetchers and FP8 prefetched one line per 4 KiB. On
+//! the Xeon of sessions 26-28 (family 6 model 167, KVM) the hardware did not keep up while the
+//! output words were written: `perf` put most of FP8's BF16 loop on the first use of its
+//! loaded bytes, and from memory it ran at a quarter of its cache-resident rate (1.9 against
+//! 8.2 G weights/s). Both ISAs run these rows (`V4` with `vcvtne2ps2bf16` for the BF16 words).
+//! A dedicated report of the dequantize rows alternating the old and the new binary, each
+//! built as is and with `-C llvm-args=-align-all-functions=6`, medians of 3, G weights/s,
+//! 8192×8192 from memory, one / two threads, old -> new (as built; the second layout agreed
+//! within about 10%):
+//!
+//! | row | `V4` | `V3` |
+//! |---|---|---|
+//! | Q4 to f32 | 6.99 / 10.60 -> 7.41 / 13.13 | 6.88 / 10.89 -> 7.56 / 13.15 |
+//! | Q4 to BF16 | 7.19 / 12.21 -> 14.71 / 21.54 | 7.18 / 12.23 -> 14.14 / 20.42 |
+//! | Q5 to f32 | 7.07 / 11.09 -> 7.88 / 13.20 | 7.22 / 10.79 -> 7.88 / 12.98 |
+//! | Q5 to BF16 | 7.16 / 10.60 -> 9.04 / 14.93 | 4.87 / 7.53 -> 5.40 / 9.45 |
+//! | Q6 to f32 | 6.23 / 10.39 -> 7.53 / 13.00 | 6.10 / 9.92 -> 7.31 / 13.99 |
+//! | Q6 to BF16 | 6.34 / 9.66 -> 8.87 / 15.40 | 4.45 / 6.93 -> 5.23 / 9.35 |
+//! | W8 to f32 | 5.82 / 9.72 -> 6.37 / 10.61 | 5.54 / 9.12 -> 6.76 / 11.48 |
+//! | W8 to BF16 | 5.16 / 8.84 -> 9.17 / 14.44 | 4.61 / 7.49 -> 5.68 / 9.76 |
+//! | FP8 to f32 | 5.92 / 9.23 -> 6.84 / 11.20 | 5.79 / 10.27 -> 6.89 / 11.25 |
+//! | FP8 to BF16 | 1.91 / 3.64 -> 6.98 / 12.05 | 1.86 / 3.35 -> 5.12 / 9.24 |
+//!
+//! Cache-resident (256×8192, one thread, `V4`) every row moved by 2% or less. FP8 to BF16 by
+//! distance (`V4`, one thread, one 64-row block at a time over 30 copies): 0.5 KiB 3.6, 1 KiB
+//! 6.3, 2 KiB 6.5, 4 KiB 6.4 (to f32: 6.1, 6.3, 6.3, 5.5). NVFP4 prefetches its own way
+//! (`nvfp4x86::dequant_row_v3`) and is bound by its divisions; for BF16 and FP32 a prefetch
+//! per line in the `x86` widening, rounding and copying loops did not move the rows out of
+//! their noise (those rows read and write 4 to 8 bytes per weight). AMD cores, whose hardware
+//! prefetchers fed these loops (session 19's Zen 4, two threads: Q4 to f32 22.95), were not
+//! measured with the change.
 
 use pulp::{Simd, WithSimd};
 

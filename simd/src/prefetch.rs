@@ -3,6 +3,16 @@
 //! one included. The pointers are made with `wrapping_add` and never dereferenced: a prefetch
 //! reads nothing architecturally and never faults, whatever the address.
 
+/// How far ahead (bytes) the row dequantizers of the grouped formats
+/// (`gemv::f32x86::dequant_row_v3`) and of FP8 (`gemv::fp8x86`) prefetch every cache line of
+/// their code stream (the rows are contiguous, so near a row's end the next row's bytes).
+/// Until session 28 the grouped ones prefetched nothing and FP8 one line per 4 KiB: on the
+/// Xeon of sessions 26-28 (family 6 model 167) the hardware prefetchers did not keep up while
+/// the output words were written, and the loops waited on their code loads (`perf`: most
+/// samples on the first use of the loaded bytes). 2 KiB was the best of 0.5, 1, 2 and 4 KiB
+/// measured (figures in `crate::dequant`).
+pub(crate) const DEQUANT_AHEAD: usize = 2048;
+
 /// Prefetch the cache line holding `p` into every cache level.
 #[inline(always)]
 pub(crate) fn line(p: *const u8) {

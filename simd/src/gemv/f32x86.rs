@@ -1301,6 +1301,11 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
     const SPAN: usize = 64;
     let mut sc = [0f32; 4 * SPAN];
     let end = c0 + out.len().div_ceil(CHUNK);
+    // Every line of the code bytes, `DEQUANT_AHEAD` ahead (the hardware prefetchers alone
+    // left the loop waiting on its loads; see there).
+    let ahead = codes
+        .as_ptr()
+        .wrapping_add(row * rcb + crate::prefetch::DEQUANT_AHEAD);
     let mut a = c0;
     while a < end {
         let b = (a + SPAN).min(end);
@@ -1308,6 +1313,7 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
         let ng = (gpc * b).min(gp) - g0;
         row_scales_span(scales, row, gp, g0, top_unit(g), &mut sc[..ng]);
         for c in a..b {
+            crate::prefetch::span(ahead.wrapping_add(c * cb), cb);
             let scc = &sc[gpc * (c - a)..];
             let at = CHUNK * (c - c0);
             match out

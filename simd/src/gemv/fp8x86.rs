@@ -621,7 +621,8 @@ impl Fp8Block for IntBlock {
 
 /// An FP8 row from chunk `c0` on, 32 codes at a time decoded by `dec` straight into `out`; the
 /// last `K % 32` from a zero-padded copy (nothing is read past the row, and only the row's
-/// values are written). The code bytes are prefetched [`PF`] ahead once per 4 KiB.
+/// values are written). Every cache line of the code bytes is prefetched
+/// [`prefetch::DEQUANT_AHEAD`] bytes ahead.
 #[inline(always)]
 fn row_blocks<T: ChunkOut, D: Fp8Block>(
     cpu: T::Cpu,
@@ -639,8 +640,8 @@ fn row_blocks<T: ChunkOut, D: Fp8Block>(
     let (o32, orest) = out.as_chunks_mut::<32>();
     let (b32, brest) = rc.as_chunks::<32>();
     for (i, (o, b)) in o32.iter_mut().zip(b32).enumerate() {
-        if i % (PF / 32) == 0 {
-            prefetch::line(b.as_ptr().wrapping_add(PF));
+        if i % 2 == 0 {
+            prefetch::line(b.as_ptr().wrapping_add(prefetch::DEQUANT_AHEAD));
         }
         dec.block(cpu, b, o);
     }
