@@ -156,19 +156,29 @@ fn fp8_nan_words_decode_as_the_oracle_does() {
 /// divisors that are zero, negative, infinite or NaN. The kernels read the bytes as they are
 /// (validation is a separate step); the x86 dequantizer's quotient tables meet NaN quotients
 /// here and take the oracle's order for those chunks.
+///
+/// Both x86 routes meet them: [2, 4096] (32 chunks a row) is long enough for the call's
+/// quotient tables built once (`nvfp4x86::Quotients`, at 1 and 2 threads), [2, 256] (2 chunks
+/// a row, NaN words among the first 8 scales) keeps the per-chunk tables.
 #[test]
 fn nvfp4_invalid_scales_and_divisors_decode_as_the_oracle_does() {
-    let (n, k) = (2, 256 * 16);
-    let codes: Vec<u8> = (0..n * k).map(|i| ((i * 7 + i / 16) % 16) as u8).collect();
-    let scales: Vec<u8> = (0..n * k / 16).map(|i| (i % 256) as u8).collect();
-    for d in [3.0f32, -2.0, 0.0, -0.0, f32::INFINITY, f32::NAN, 1e-45] {
-        let desc = TensorDesc::for_format(Format::Nvfp4, &[n, k]).unwrap();
-        let mut p = vec![0u8; desc.payload_len()];
-        if let ninfer_core::layout::Geometry::Blockscale(g) = desc.geometry() {
-            g.pack(&codes, &scales, d.to_bits(), &mut p).unwrap();
-        }
-        for isa in Isa::available() {
-            check_dequant(isa, &desc, &p, 2);
+    let few = [0x7fu8, 0x38, 0xff, 0xb8, 0x00, 0x80, 0x01, 0x7e];
+    for (n, k) in [(2, 256 * 16), (2, 256)] {
+        let codes: Vec<u8> = (0..n * k).map(|i| ((i * 7 + i / 16) % 16) as u8).collect();
+        let scales: Vec<u8> = (0..n * k / 16)
+            .map(|i| if k > 256 { (i % 256) as u8 } else { few[i % 8] })
+            .collect();
+        for d in [3.0f32, -2.0, 0.0, -0.0, f32::INFINITY, f32::NAN, 1e-45] {
+            let desc = TensorDesc::for_format(Format::Nvfp4, &[n, k]).unwrap();
+            let mut p = vec![0u8; desc.payload_len()];
+            if let ninfer_core::layout::Geometry::Blockscale(g) = desc.geometry() {
+                g.pack(&codes, &scales, d.to_bits(), &mut p).unwrap();
+            }
+            for isa in Isa::available() {
+                for threads in [1, 2] {
+                    check_dequant(isa, &desc, &p, threads);
+                }
+            }
         }
     }
 }

@@ -155,7 +155,7 @@
 use core::arch::x86_64::{__m128i, __m256, __m256i, __m512, __m512i, _CMP_UNORD_Q};
 
 use ninfer_core::layout::blockscale::scale_index;
-use ninfer_core::tables::E2M1_TO_F32;
+use ninfer_core::tables::{E2M1_TO_F32, E4M3FN_TO_F32_BITS};
 use pulp::Simd;
 
 use super::f32x86::{codes_l2_only, top_bytes_v3, F32Job};
@@ -1333,6 +1333,36 @@ impl pulp::WithSimd for F32V4<'_, '_, '_> {
 /// The E2M1 magnitudes (`w & 7`) as binary32, for `permutevar8x32`.
 const MAG: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
 
+/// The quotients `(m s) / d_w` of [`dequant_row_v3`] for every E4M3FN scale byte: row `b`
+/// holds the eight E2M1 magnitudes `m` ([`MAG`]) times the byte's exact value `s`, each divided
+/// by `d_w` (the product exact, one IEEE division: the same operations, so the same bits, as the
+/// per-chunk tables). Built once per call and thread ([`quotients_v3`]) where the call has at
+/// least [`QUOTIENT_CHUNKS`] chunks, so that a chunk loads its eight rows instead of dividing.
+pub(crate) struct Quotients([[f32; 8]; 256]);
+
+/// The fewest chunks of one call and thread for which [`quotients_v3`] pays: its 256 divisions
+/// of 8 lanes are those of 32 chunks.
+pub(crate) const QUOTIENT_CHUNKS: usize = 32;
+
+/// The [`Quotients`] of divisor `d` (AVX2), or `None` where `d` is zero or NaN: a zero
+/// magnitude's quotient is then NaN for every scale, and every chunk takes the oracle's order
+/// (see [`dequant_row_v3`]). The rows of the two NaN scale words (0x7f, 0xff) are never read.
+#[inline(always)]
+pub(crate) fn quotients_v3(s: pulp::x86::V3, d: f32) -> Option<Quotients> {
+    if d == 0.0 || d.is_nan() {
+        return None;
+    }
+    let avx = s.avx;
+    let mag: __m256 = pulp::cast(MAG);
+    let dv = avx._mm256_set1_ps(d);
+    let mut q = [[0f32; 8]; 256];
+    for (o, &bits) in q.iter_mut().zip(E4M3FN_TO_F32_BITS.iter()) {
+        let sv = avx._mm256_set1_ps(f32::from_bits(bits));
+        *o = pulp::cast(avx._mm256_div_ps(avx._mm256_mul_ps(mag, sv), dv));
+    }
+    Some(Quotients(q))
+}
+
 /// Dequantize one NVFP4 row (AVX2; `V4` runs it too; [`ChunkOut`]: to f32, or to BF16 words),
 /// bit-identical to the generic decoder (`Weights::pre_chunk` + `/ d_w`, section 3.3), and the
 /// BF16 words to `f32_to_bf16_rne` of those values.
@@ -1365,6 +1395,17 @@ const MAG: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
 /// 4.46 in L3, the `memmove` of a staged chunk having been a call per chunk; the broadcast
 /// from memory: 4.32 -> 4.96). Slower, and dropped: the tables built inside the per-word loop
 /// with the NaN test there (3.40), and the chunk as a fixed-size array, fully unrolled (4.38).
+///
+/// Since session 28 a call with enough chunks per thread passes `quot`, the quotients of every
+/// scale byte divided once per call ([`Quotients`]): a chunk loads its eight tables (the same
+/// bits) and tests its scale bytes for a NaN word ([`has_nan_word`]) instead of eight
+/// multiplications, eight divisions and a NaN test of the quotients. Xeon (family 6 model 167),
+/// G weights/s, medians of 3 alternations in each of two code layouts (as built; `-C
+/// llvm-args=-align-all-functions=6`): 256x8192 cache-resident, one thread, `V4` to BF16
+/// (`vcvtne2ps2bf16`) 4.64 / 4.63 -> 8.03 / 8.05, to f32 6.69 / 6.61 -> 7.38 / 7.37; `V3` to
+/// BF16 3.98 / 3.97 -> 5.83 / 5.83, to f32 6.77 / 6.62 -> 7.39 / 7.06; 8192x8192 from memory,
+/// one / two threads (as built), `V4` to BF16 4.35 / 7.75 -> 7.18 / 12.26, `V3` 3.68 / 6.73 ->
+/// 5.19 / 8.95, to f32 within the noise of its stores (`V4` 6.02 / 9.60 -> 6.26 / 9.73).
 /// `out` holds the row's positions from chunk `c0` on (`128 c0..`): its length is a multiple
 /// of 128, or reaches K.
 #[inline(always)]
@@ -1374,6 +1415,7 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
     row: usize,
     c0: usize,
     out: &mut [T],
+    quot: Option<&Quotients>,
 ) {
     let Weights::Nvfp4 {
         row_bytes,
@@ -1397,16 +1439,27 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
     for (c, o) in (c0..).zip(out.chunks_mut(CHUNK)) {
         ahead::<PF_S_DEQ>(rc, sr, c, true, false);
         let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
-        let sc: [f32; 8] = pulp::cast(scales_v3(s, sbytes));
-        // The eight sub-blocks' quotient tables, independent of each other (the divisions
-        // overlap), and one NaN test for the chunk.
+        // The eight sub-blocks' quotient tables and whether any holds a NaN: with the call's
+        // `Quotients`, their rows (NaN only for a NaN scale word, `d_w` being neither zero nor
+        // NaN there); else computed here, independent of each other (the divisions overlap).
         let mut q = [avx._mm256_setzero_ps(); 8];
-        let mut unord = avx._mm256_setzero_ps();
-        for (t, &sv) in q.iter_mut().zip(&sc) {
-            *t = avx._mm256_div_ps(avx._mm256_mul_ps(mag, avx._mm256_set1_ps(sv)), dv);
-            unord = avx._mm256_or_ps(unord, avx._mm256_cmp_ps::<_CMP_UNORD_Q>(*t, *t));
-        }
-        let nan = avx._mm256_movemask_ps(unord) != 0;
+        let nan = match quot {
+            Some(Quotients(rows)) => {
+                for (t, &b) in q.iter_mut().zip(&sbytes) {
+                    *t = pulp::cast(rows[usize::from(b)]);
+                }
+                has_nan_word(u64::from_le_bytes(sbytes))
+            }
+            None => {
+                let sc: [f32; 8] = pulp::cast(scales_v3(s, sbytes));
+                let mut unord = avx._mm256_setzero_ps();
+                for (t, &sv) in q.iter_mut().zip(&sc) {
+                    *t = avx._mm256_div_ps(avx._mm256_mul_ps(mag, avx._mm256_set1_ps(sv)), dv);
+                    unord = avx._mm256_or_ps(unord, avx._mm256_cmp_ps::<_CMP_UNORD_Q>(*t, *t));
+                }
+                avx._mm256_movemask_ps(unord) != 0
+            }
+        };
         // Positions 8 i + l: nibble l of code word i at lane l's bottom (sub-block i / 2), and
         // its sign bit at the top.
         let nib = |i: usize| {
@@ -1428,6 +1481,7 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
         };
         // Sub-block j: positions 16 j .. 16 j + 16, code words 2 j and 2 j + 1.
         if nan {
+            let sc: [f32; 8] = pulp::cast(scales_v3(s, sbytes));
             for (j, &sj) in sc.iter().enumerate() {
                 let scale = avx._mm256_set1_ps(sj);
                 let (v0, v1) = (nib(2 * j), nib(2 * j + 1));
