@@ -69,8 +69,10 @@
 //! 8.2 G weights/s). Both ISAs run these rows (`V4` with `vcvtne2ps2bf16` for the BF16 words).
 //! A dedicated report of the dequantize rows alternating the old and the new binary, each
 //! built as is and with `-C llvm-args=-align-all-functions=6`, medians of 3, G weights/s,
-//! 8192×8192 from memory, one / two threads, old -> new (as built; the second layout agreed
-//! within about 10%):
+//! 8192×8192 from memory, one / two threads, old -> new, as built. In the second layout the
+//! BF16 rows agreed within about 10%, but some f32 rows gained less or nothing (two threads:
+//! `V4` Q6 9.90 -> 11.10, `V3` Q4 11.48 -> 10.87, Q6 9.69 -> 11.15, W8 9.10 -> 9.43; one
+//! thread `V3` W8 6.12 -> 6.17; the f32 rows write twice the bytes of the BF16 ones).
 //!
 //! | row | `V4` | `V3` |
 //! |---|---|---|
