@@ -190,7 +190,7 @@ pub(crate) trait OutWord: Copy + Send + Sync {
 
     /// The row on an x86 token with AVX2: a register-decode fast path where one exists;
     /// `bf16`: the CPU has AVX-512 BF16 and the token's path may use it (`V4Ext::bf16`);
-    /// `quot`: the call's NVFP4 quotient tables, where it built them ([`x86::Aux`]).
+    /// `aux`: what the call's rows share ([`x86::Aux`]: the NVFP4 quotient tables, where built).
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn row_v3(
