@@ -13,8 +13,8 @@
 use ninfer_core::container::Container;
 use ninfer_core::layout::{LayoutError, TensorDesc};
 use ninfer_core::registry::Format;
-use ninfer_simd::report::{kernels_for, run_builtin, Kernel, Report, ReportError, Settings};
-use ninfer_simd::KernelError;
+use ninfer_simd::report::{kernels_for, run_builtin, Kernel, Report, ReportError, Settings, FORMATS};
+use ninfer_simd::{Isa, KernelError};
 use std::fmt;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -125,12 +125,32 @@ pub fn measure(
     })
 }
 
-/// The report over an artifact's own tensors: GEMV in each whitelisted profile for rank-2
-/// tensors, dequantize to f32 and to BF16 words for every tensor of rank >= 1 (I32 and empty
-/// tensors are skipped; the encoder needs a source and is not measured here). Lines are written
-/// as they are measured.
+/// The kernels [`report_container`] measures on `desc`, in order: those of [`kernels_for`]
+/// that `settings.kernels` lists, GEMV only for rank-2 tensors, no encoder (it needs a
+/// source); none for I32, empty or rank-0 tensors.
+pub fn container_kernels(desc: &TensorDesc, settings: &Settings) -> Vec<Kernel> {
+    if desc.format() == Format::I32 || desc.numel() == 0 || desc.rank() == 0 {
+        return Vec::new();
+    }
+    kernels_for(desc.format())
+        .into_iter()
+        .filter(|k| settings.kernels.contains(k))
+        .filter(|k| match k {
+            Kernel::Gemv(_) => desc.rank() == 2,
+            Kernel::DequantizeF32 | Kernel::DequantizeBf16 => true,
+            Kernel::EncodeF32 => false,
+        })
+        .collect()
+}
+
+/// The report over an artifact's own tensors whose format is one of `formats`: the kernels of
+/// [`container_kernels`] for each (GEMV in each whitelisted profile for rank-2 tensors,
+/// dequantize to f32 and to BF16 words for every tensor of rank >= 1, as far as
+/// `settings.kernels` selects them; I32 and empty tensors are skipped, and the encoder needs a
+/// source and is not measured here). Lines are written as they are measured.
 pub fn report_container(
     c: &Container<'_>,
+    formats: &[Format],
     settings: &Settings,
     out: &mut dyn Write,
 ) -> std::io::Result<Report> {
@@ -138,18 +158,10 @@ pub fn report_container(
     writeln!(out, "{}", report.header())?;
     for e in c.entries() {
         let desc = &e.desc;
-        if desc.format() == Format::I32 || desc.numel() == 0 || desc.rank() == 0 {
+        if !formats.contains(&desc.format()) {
             continue;
         }
-        for kernel in kernels_for(desc.format()) {
-            let wanted = match kernel {
-                Kernel::Gemv(_) => desc.rank() == 2,
-                Kernel::DequantizeF32 | Kernel::DequantizeBf16 => true,
-                Kernel::EncodeF32 => false,
-            };
-            if !wanted {
-                continue;
-            }
+        for kernel in container_kernels(desc, settings) {
             match report.measure(e.name, desc, e.payload, kernel, settings) {
                 Ok(ms) => {
                     for m in ms {
@@ -165,16 +177,18 @@ pub fn report_container(
     Ok(report)
 }
 
-/// The report on built-in synthetic `[n, k]` shapes for every format
-/// (`ninfer_simd::report::run_builtin`), lines written as they are measured.
+/// The report on built-in synthetic `[n, k]` shapes of `formats`, the kernels
+/// `settings.kernels` selects (`ninfer_simd::report::run_builtin`), lines written as they are
+/// measured.
 pub fn report_builtin(
     shapes: &[(usize, usize)],
+    formats: &[Format],
     settings: &Settings,
     out: &mut dyn Write,
 ) -> Result<Report, ReportError> {
     let mut first = true;
     let mut io_ok = true;
-    let r = run_builtin(shapes, &ninfer_simd::report::FORMATS, settings, |rep, m| {
+    let r = run_builtin(shapes, formats, settings, |rep, m| {
         if first {
             io_ok &= writeln!(out, "{}", rep.header()).is_ok();
             first = false;
@@ -185,4 +199,82 @@ pub fn report_builtin(
     io_ok &= writeln!(out, "{}", r.finish(settings)).is_ok();
     let _ = io_ok;
     Ok(r)
+}
+
+/// `--isa NAME` of `ninfer bench`: a path this CPU runs ([`Isa::from_name`]), else an error
+/// that lists the names or the paths available here.
+pub fn parse_isa(name: &str) -> Result<Isa, String> {
+    let names = || Isa::ALL.map(Isa::name).join(", ");
+    let isa =
+        Isa::from_name(name.trim()).ok_or_else(|| format!("--isa: `{name}` is not one of {}", names()))?;
+    if !isa.is_available() {
+        let here: Vec<&str> = Isa::available().into_iter().map(Isa::name).collect();
+        return Err(format!(
+            "--isa: {} is not available on this CPU (available: {})",
+            isa.name(),
+            here.join(", ")
+        ));
+    }
+    Ok(isa)
+}
+
+/// `--formats A,B`: registered format names the report measures (every format but I32), in the
+/// order given, each once.
+pub fn parse_formats(list: &str) -> Result<Vec<Format>, String> {
+    let mut v = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let f = Format::from_name(name).map_err(|_| {
+            format!(
+                "--formats: `{name}` is not a format name (one of {})",
+                FORMATS.map(Format::name).join(", ")
+            )
+        })?;
+        if !FORMATS.contains(&f) {
+            return Err(format!("--formats: {name} has no kernel the report measures"));
+        }
+        if !v.contains(&f) {
+            v.push(f);
+        }
+    }
+    Ok(v)
+}
+
+/// `--kernels A,B`: kernel names ([`Kernel::from_name`]: `gemv-f32`, `gemv-i8`, `dequant-f32`,
+/// `dequant-bf16`, `encode-f32`), each once.
+pub fn parse_kernels(list: &str) -> Result<Vec<Kernel>, String> {
+    let mut v = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let k = Kernel::from_name(name).ok_or_else(|| {
+            format!(
+                "--kernels: `{name}` is not one of {}",
+                Kernel::ALL.map(Kernel::name).join(", ")
+            )
+        })?;
+        if !v.contains(&k) {
+            v.push(k);
+        }
+    }
+    Ok(v)
+}
+
+/// Why a selection of formats and kernels measures nothing, naming what each selected format
+/// offers; `None` where `formats` and `settings.kernels` select at least one kernel of the
+/// built-in report.
+pub fn empty_builtin_selection(formats: &[Format], settings: &Settings) -> Option<String> {
+    let any = formats
+        .iter()
+        .any(|&f| kernels_for(f).iter().any(|k| settings.kernels.contains(k)));
+    (!any).then(|| {
+        let offers: Vec<String> = formats
+            .iter()
+            .map(|&f| {
+                let ks: Vec<&str> = kernels_for(f).into_iter().map(Kernel::name).collect();
+                format!("{}: {}", f.name(), ks.join(", "))
+            })
+            .collect();
+        format!(
+            "nothing to measure: the selected formats have none of the selected kernels ({})",
+            offers.join("; ")
+        )
+    })
 }

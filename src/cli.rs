@@ -86,6 +86,19 @@ pub enum Cmd {
         /// for the built-in shapes, auto for FILE.
         #[arg(long)]
         placement: Option<String>,
+        /// The instruction set the kernels run on: V4, V4NoVnni, V3, V3_512b, Neon,
+        /// NeonNoDotprod or Scalar, as far as this CPU runs it (default: the widest it runs, as
+        /// every library call does). `--isa V3` measures the AVX2 kernels on an AVX-512 machine.
+        #[arg(long)]
+        isa: Option<String>,
+        /// Only these formats, comma-separated registered names (default: every format but I32).
+        /// With FILE: only its tensors of these formats.
+        #[arg(long)]
+        formats: Option<String>,
+        /// Only these kernels, comma-separated: gemv-f32, gemv-i8, dequant-f32, dequant-bf16,
+        /// encode-f32 (default: all; FILE's tensors have no encoder row).
+        #[arg(long)]
+        kernels: Option<String>,
     },
 }
 
@@ -274,9 +287,22 @@ pub fn run(cli: Cli) -> Result<()> {
             threads,
             bw_mib,
             placement,
+            isa,
+            formats,
+            kernels,
         } => {
             use ninfer_simd::report::Placement;
             let mut settings = ninfer_simd::report::Settings::full();
+            if let Some(name) = isa {
+                settings.isa = crate::bench::parse_isa(&name).map_err(Error::file)?;
+            }
+            if let Some(list) = kernels {
+                settings.kernels = crate::bench::parse_kernels(&list).map_err(Error::file)?;
+            }
+            let formats = match formats {
+                Some(list) => crate::bench::parse_formats(&list).map_err(Error::file)?,
+                None => ninfer_simd::report::FORMATS.to_vec(),
+            };
             settings.min_time = duration(seconds);
             settings.min_reps = 2;
             if let Some(mib) = bw_mib {
@@ -301,6 +327,16 @@ pub fn run(cli: Cli) -> Result<()> {
                 Some(path) => {
                     let art = Artifact::open(&path)?;
                     let c = art.container()?;
+                    let measured = c.entries().any(|e| {
+                        formats.contains(&e.desc.format())
+                            && !crate::bench::container_kernels(&e.desc, &settings).is_empty()
+                    });
+                    if !measured {
+                        return Err(Error::file(format!(
+                            "nothing to measure: no tensor of {} has a selected format and kernel",
+                            path.display()
+                        )));
+                    }
                     writeln!(
                         out,
                         "bandwidth report on {} ({} tensors)",
@@ -308,7 +344,7 @@ pub fn run(cli: Cli) -> Result<()> {
                         c.len()
                     )
                     .map_err(io)?;
-                    crate::bench::report_container(&c, &settings, &mut out).map_err(io)?;
+                    crate::bench::report_container(&c, &formats, &settings, &mut out).map_err(io)?;
                 }
                 None => {
                     let mut shapes = Vec::new();
@@ -331,8 +367,11 @@ pub fn run(cli: Cli) -> Result<()> {
                     if shapes.is_empty() {
                         shapes.push((8192, 8192));
                     }
+                    if let Some(why) = crate::bench::empty_builtin_selection(&formats, &settings) {
+                        return Err(Error::file(why));
+                    }
                     writeln!(out, "bandwidth report on built-in synthetic tensors").map_err(io)?;
-                    crate::bench::report_builtin(&shapes, &settings, &mut out)
+                    crate::bench::report_builtin(&shapes, &formats, &settings, &mut out)
                         .map_err(|e| Error::file(format!("report: {e}")))?;
                 }
             }

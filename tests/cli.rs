@@ -190,6 +190,131 @@ fn convert_inspect_verify_bench_round_trip() {
     let (_, se) = text(&o);
     assert!(!o.status.success());
     assert!(se.contains("--placement: `disk`"), "{se}");
+
+    // `--formats` and `--kernels` select the artifact's tensors and rows.
+    let o = ninfer(&[
+        "bench",
+        s(&out),
+        "--seconds",
+        "0.001",
+        "--bw-mib",
+        "8",
+        "--threads",
+        "1",
+        "--formats",
+        "NVFP4,Q4G64_F16S",
+        "--kernels",
+        "dequant-f32,gemv-i8",
+    ]);
+    let (so, se) = text(&o);
+    assert!(o.status.success(), "{se}");
+    let rows: Vec<(&str, String)> = so
+        .lines()
+        .filter(|l| l.starts_with("l."))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[0], format!("{} {}", w[1], w[2]))
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("l.q", "gemv I8".to_string()),
+            ("l.q", "dequant f32".to_string()),
+            ("l.up.weight", "gemv I8".to_string()),
+            ("l.up.weight", "dequant f32".to_string()),
+        ],
+        "{so}"
+    );
+    // An artifact has no encoder rows: a selection of only that measures nothing, and says so
+    // before it measures the bandwidth.
+    let o = ninfer(&["bench", s(&out), "--kernels", "encode-f32"]);
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(se.contains("nothing to measure"), "{se}");
+    assert!(!so.contains("read bandwidth"), "{so}");
+}
+
+/// `ninfer bench --isa/--formats/--kernels` on the built-in tensors: the rows are exactly the
+/// selected kernels of the selected formats, on the named instruction set; bad names and
+/// empty selections fail with a message naming the choices, before anything is measured.
+#[test]
+fn bench_runs_the_selected_isa_formats_and_kernels_and_refuses_bad_names() {
+    let base = [
+        "bench",
+        "--shape",
+        "4x128",
+        "--seconds",
+        "0.001",
+        "--bw-mib",
+        "8",
+        "--threads",
+        "1",
+    ];
+    let run = |extra: &[&str]| ninfer(&[&base[..], extra].concat());
+    let o = run(&[
+        "--isa",
+        "scalar",
+        "--formats",
+        "BF16,Q5G64_F16S,BF16",
+        "--kernels",
+        "encode-f32,dequant bf16,gemv_F32",
+    ]);
+    let (so, se) = text(&o);
+    assert!(o.status.success(), "{se}");
+    assert!(so.contains("isa Scalar,"), "{so}");
+    let rows: Vec<String> = so
+        .lines()
+        .filter(|l| l.contains(" 4x128 "))
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "BF16 gemv F32",
+            "BF16 dequant bf16",
+            "Q5G64_F16S gemv F32",
+            "Q5G64_F16S dequant bf16",
+            "Q5G64_F16S encode f32",
+        ],
+        "{so}"
+    );
+
+    let unavailable = if cfg!(target_arch = "x86_64") {
+        "Neon"
+    } else {
+        "V3"
+    };
+    for (args, needle) in [
+        (&["--isa", "V9"][..], "--isa: `V9` is not one of V4, V4NoVnni, V3"),
+        (
+            &["--isa", unavailable][..],
+            "is not available on this CPU (available: ",
+        ),
+        (
+            &["--formats", "Q4"][..],
+            "--formats: `Q4` is not a format name (one of Q4G64_F16S",
+        ),
+        (
+            &["--formats", "I32"][..],
+            "--formats: I32 has no kernel the report measures",
+        ),
+        (
+            &["--kernels", "gemv"][..],
+            "--kernels: `gemv` is not one of gemv-f32, gemv-i8",
+        ),
+        (
+            &["--formats", "FP8_E4M3FN_ROW_BF16S", "--kernels", "gemv-i8"][..],
+            "nothing to measure: the selected formats have none of the selected kernels \
+             (FP8_E4M3FN_ROW_BF16S: gemv-f32, dequant-f32, dequant-bf16)",
+        ),
+    ] {
+        let o = run(args);
+        let (so, se) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {so}{se}");
+        assert!(se.contains(needle), "{args:?}: {se}");
+        assert!(!so.contains("read bandwidth"), "{args:?}: {so}");
+    }
 }
 
 #[test]

@@ -1,18 +1,21 @@
 //! The bandwidth report on built-in shapes (see `ninfer_simd::report`):
 //!
 //! ```text
-//! cargo run --release -p ninfer-simd --example report [-- [--quick] [--threads 1,2] [--isa V3] [--placement memory] [NxK ...]]
+//! cargo run --release -p ninfer-simd --example report [-- [--quick] [--threads 1,2] [--isa V3]
+//!     [--placement memory] [--formats F,...] [--kernels K,...] [NxK ...]]
 //! ```
 //!
 //! Default: 8192x8192, 1 and 2 threads, every format, weights rotated over copies that exceed
 //! four LLCs (`--placement memory`; `auto` rotates only tensors of at least half the LLC, `cache`
 //! never rotates). `--quick` measures shorter with a smaller
-//! bandwidth buffer (a smoke run). `--formats Q4G64_F16S,BF16` limits the formats.
+//! bandwidth buffer (a smoke run). `--formats Q4G64_F16S,BF16` limits the formats and
+//! `--kernels gemv-f32,dequant-bf16` the kernels (`Kernel::name`). `ninfer bench` takes the same
+//! options (and an artifact's own tensors).
 
 use std::io::Write;
 
 use ninfer_simd::core::registry::Format;
-use ninfer_simd::report::{run_builtin, Placement, Settings, FORMATS};
+use ninfer_simd::report::{run_builtin, Kernel, Placement, Settings, FORMATS};
 use ninfer_simd::Isa;
 
 fn main() {
@@ -36,10 +39,7 @@ fn main() {
             }
             "--isa" => {
                 if let Some(v) = it.next() {
-                    match Isa::ALL
-                        .into_iter()
-                        .find(|i| format!("{i:?}").eq_ignore_ascii_case(v))
-                    {
+                    match Isa::from_name(v) {
                         Some(i) if i.is_available() => settings.isa = i,
                         _ => {
                             eprintln!("report: instruction set {v} is not available here");
@@ -56,9 +56,28 @@ fn main() {
                 }
             },
             "--formats" => {
-                if let Some(v) = it.next() {
-                    formats = v.split(',').filter_map(|f| Format::from_name(f).ok()).collect();
-                }
+                let v = it.next().map_or("", String::as_str);
+                formats = v
+                    .split(',')
+                    .map(|f| Format::from_name(f.trim()).ok().filter(|f| FORMATS.contains(f)))
+                    .collect::<Option<Vec<_>>>()
+                    .unwrap_or_else(|| {
+                        let names = FORMATS.map(Format::name).join(", ");
+                        eprintln!("report: --formats takes names of {names}, got `{v}`");
+                        std::process::exit(2);
+                    });
+            }
+            "--kernels" => {
+                let v = it.next().map_or("", String::as_str);
+                settings.kernels = v
+                    .split(',')
+                    .map(|k| Kernel::from_name(k.trim()))
+                    .collect::<Option<Vec<_>>>()
+                    .unwrap_or_else(|| {
+                        let names = Kernel::ALL.map(Kernel::name).join(", ");
+                        eprintln!("report: --kernels takes names of {names}, got `{v}`");
+                        std::process::exit(2);
+                    });
             }
             s => {
                 if let Some((n, k)) = s.split_once('x') {

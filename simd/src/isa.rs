@@ -71,6 +71,26 @@ impl Isa {
         Isa::Scalar
     }
 
+    /// The path's name as the command-line tools spell it (`V4`, `V4NoVnni`, `V3`, `V3_512b`,
+    /// `Neon`, `NeonNoDotprod`, `Scalar`): the variant's name, as `{:?}` prints it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "Scalar",
+            Isa::V3 => "V3",
+            Isa::V3_512b => "V3_512b",
+            Isa::V4 => "V4",
+            Isa::V4NoVnni => "V4NoVnni",
+            Isa::Neon => "Neon",
+            Isa::NeonNoDotprod => "NeonNoDotprod",
+        }
+    }
+
+    /// The path named `name` ([`Isa::name`], ignoring ASCII case), whether or not this CPU can
+    /// run it.
+    pub fn from_name(name: &str) -> Option<Isa> {
+        Isa::ALL.into_iter().find(|i| i.name().eq_ignore_ascii_case(name))
+    }
+
     /// Whether this CPU can run the path.
     pub fn is_available(self) -> bool {
         self.token().is_ok()
@@ -219,6 +239,23 @@ mod tests {
                 Ok(t) => assert_eq!(t.vectorize(Lanes), lanes, "{isa:?}"),
                 Err(_) => std::println!("SKIPPED: {isa:?} not available on this CPU"),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    #[test]
+    fn every_path_is_found_by_its_name_in_any_case_and_no_other_name_is() {
+        for isa in Isa::ALL {
+            assert_eq!(isa.name(), std::format!("{isa:?}"));
+            assert_eq!(Isa::from_name(isa.name()), Some(isa));
+            assert_eq!(Isa::from_name(&isa.name().to_ascii_lowercase()), Some(isa));
+        }
+        for bad in ["", "V5", "avx2", "V3 ", "V3_512"] {
+            assert_eq!(Isa::from_name(bad), None, "{bad:?}");
         }
     }
 }

@@ -161,6 +161,9 @@ pub struct Settings {
     pub placement: Placement,
     /// The LLC size the rotation defeats (bytes; [`llc_bytes`] by default).
     pub llc: usize,
+    /// The kernels to measure ([`Kernel::ALL`] by default); [`run_builtin`] measures, per
+    /// format, those of [`kernels_for`] that are in this list.
+    pub kernels: Vec<Kernel>,
 }
 
 impl Settings {
@@ -177,6 +180,7 @@ impl Settings {
             isa: Isa::detect(),
             placement: Placement::Auto,
             llc,
+            kernels: Kernel::ALL.to_vec(),
         }
     }
 
@@ -193,6 +197,7 @@ impl Settings {
             isa: Isa::detect(),
             placement: Placement::Auto,
             llc,
+            kernels: Kernel::ALL.to_vec(),
         }
     }
 }
@@ -384,6 +389,46 @@ pub enum Kernel {
     DequantizeBf16,
     /// The canonical encoder from f32 source (grouped formats).
     EncodeF32,
+}
+
+impl Kernel {
+    /// Every kernel the report knows, in the order it measures them.
+    pub const ALL: [Kernel; 5] = [
+        Kernel::Gemv(Profile::F32),
+        Kernel::Gemv(Profile::I8),
+        Kernel::DequantizeF32,
+        Kernel::DequantizeBf16,
+        Kernel::EncodeF32,
+    ];
+
+    /// The kernel's name on a command line: `gemv-f32`, `gemv-i8`, `dequant-f32`,
+    /// `dequant-bf16`, `encode-f32` (the report's line prints it with a space and the
+    /// profile's case, `gemv F32`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kernel::Gemv(Profile::F32) => "gemv-f32",
+            Kernel::Gemv(Profile::I8) => "gemv-i8",
+            Kernel::Gemv(Profile::Exact) => "gemv-exact",
+            Kernel::DequantizeF32 => "dequant-f32",
+            Kernel::DequantizeBf16 => "dequant-bf16",
+            Kernel::EncodeF32 => "encode-f32",
+        }
+    }
+
+    /// The kernel of [`Kernel::ALL`] named `name`: its [`Kernel::name`] or the report line's
+    /// spelling (`gemv F32`), ignoring ASCII case and with `-`, `_` and a space alike.
+    pub fn from_name(name: &str) -> Option<Kernel> {
+        let norm = |s: &str| -> String {
+            s.chars()
+                .map(|c| match c {
+                    '_' | ' ' => '-',
+                    c => c.to_ascii_lowercase(),
+                })
+                .collect()
+        };
+        let want = norm(name);
+        Kernel::ALL.into_iter().find(|k| k.name() == want)
+    }
 }
 
 impl fmt::Display for Kernel {
@@ -890,9 +935,9 @@ impl fmt::Display for Report {
     }
 }
 
-/// The built-in report: the read bandwidth, then every kernel of [`kernels_for`] for each of
-/// `formats` at each `[n, k]` of `shapes`. `each` sees the report and each new measurement as
-/// it is made (to print progressively).
+/// The built-in report: the read bandwidth, then every kernel of [`kernels_for`] that
+/// `settings.kernels` lists, for each of `formats` at each `[n, k]` of `shapes`. `each` sees
+/// the report and each new measurement as it is made (to print progressively).
 pub fn run_builtin(
     shapes: &[(usize, usize)],
     formats: &[Format],
@@ -903,7 +948,10 @@ pub fn run_builtin(
     for &(n, k) in shapes {
         for &f in formats {
             let (desc, payload) = synthetic(f, n, k)?;
-            for kernel in kernels_for(f) {
+            for kernel in kernels_for(f)
+                .into_iter()
+                .filter(|k| settings.kernels.contains(k))
+            {
                 for m in report.measure(f.name(), &desc, &payload, kernel, settings)? {
                     each(&report, &m);
                     report.rows.push(m);
@@ -1009,5 +1057,63 @@ mod tests {
         }
         assert_eq!(Placement::from_name("mem"), None);
         assert_eq!(Placement::from_name(""), None);
+    }
+
+    #[test]
+    fn kernel_names_round_trip_in_both_spellings_and_unknown_names_are_refused() {
+        for k in Kernel::ALL {
+            assert_eq!(Kernel::from_name(k.name()), Some(k));
+            assert_eq!(Kernel::from_name(&k.name().to_ascii_uppercase()), Some(k));
+            // The report line's spelling, `gemv F32`.
+            assert_eq!(Kernel::from_name(&k.to_string()), Some(k), "{k}");
+            assert_eq!(Kernel::from_name(&k.name().replace('-', "_")), Some(k));
+        }
+        for bad in [
+            "",
+            "gemv",
+            "gemv-exact",
+            "gemv-f16",
+            "dequant",
+            "encode-bf16",
+            "gemv--f32",
+        ] {
+            assert_eq!(Kernel::from_name(bad), None, "{bad:?}");
+        }
+    }
+
+    /// `run_builtin` measures, per format, exactly the kernels of `kernels_for` that
+    /// `settings.kernels` lists, in that order, at every thread count.
+    #[test]
+    fn the_builtin_report_measures_only_the_selected_kernels() {
+        let mut settings = Settings::quick();
+        settings.threads = vec![1];
+        settings.min_time = Duration::from_millis(1);
+        settings.min_reps = 1;
+        settings.bw_bytes = MIB;
+        settings.bw_reps = 1;
+        settings.placement = Placement::Cache;
+        let formats = [Format::Q4G64F16S, Format::Bf16, Format::Fp8E4m3fnRowBf16s];
+        for kernels in [
+            vec![Kernel::Gemv(Profile::I8), Kernel::DequantizeBf16],
+            vec![Kernel::EncodeF32],
+            Kernel::ALL.to_vec(),
+        ] {
+            settings.kernels = kernels.clone();
+            let mut seen = Vec::new();
+            let r = run_builtin(&[(4, 128)], &formats, &settings, |_, m| {
+                seen.push((m.format, m.kernel))
+            })
+            .unwrap();
+            let want: Vec<(Format, Kernel)> = formats
+                .iter()
+                .flat_map(|&f| kernels_for(f).into_iter().map(move |k| (f, k)))
+                .filter(|(_, k)| kernels.contains(k))
+                .collect();
+            assert_eq!(seen, want, "{kernels:?}");
+            assert_eq!(r.rows.len(), want.len());
+        }
+        // FP8 has no `I8` GEMV and BF16 no encoder: a selection can leave a format out.
+        assert!(!kernels_for(Format::Fp8E4m3fnRowBf16s).contains(&Kernel::Gemv(Profile::I8)));
+        assert!(!kernels_for(Format::Bf16).contains(&Kernel::EncodeF32));
     }
 }
