@@ -245,16 +245,19 @@ fn bf16_output_rounds_fp32_and_bf16_words_at_every_boundary() {
     }
 }
 
-/// Q4 to BF16 words for every binary16 scale word (infinities, NaNs, subnormals and the
-/// products that tie at BF16's precision among them) with every code: the x86 path rounds the
-/// 16 values `s q` of a group once into a table and looks the codes up; every path meets the
-/// oracle bit for bit. One group per scale word, its 64 codes all 16 values four times.
-#[test]
-fn q4_every_scale_word_with_every_code_dequantizes_exactly() {
-    let (n, k) = (64, 1024 * 64);
-    let desc = TensorDesc::for_format(Format::Q4G64F16S, &[n, k]).unwrap();
-    let codes: Vec<i8> = (0..n * k).map(|i| ((i * 5 + i / 64) % 16) as i8 - 8).collect();
-    let scales: Vec<u16> = (0..n * k / 64).map(|i| i as u16).collect();
+/// A row-split tensor of `format` with one group per binary16 scale word (all 65536, so
+/// infinities, NaNs, subnormals, zeros of both signs and the products that tie at BF16's
+/// precision among them), to f32 and BF16 words on every path, bit for bit against the oracle.
+/// Group `i`'s codes run through the scheme's `levels` codes from `-levels / 2` at stride 5
+/// starting at `i`: every code of Q4, Q5 and Q6 in each group, 32 of W8's in each.
+fn every_scale_word_with_every_code(format: Format, group: usize, levels: usize) {
+    let (n, k) = (64, 1024 * group);
+    let desc = TensorDesc::for_format(format, &[n, k]).unwrap();
+    let codes: Vec<i8> = (0..n * k)
+        .map(|i| ((i * 5 + i / group) % levels) as i32 - (levels / 2) as i32)
+        .map(|q| q as i8)
+        .collect();
+    let scales: Vec<u16> = (0..n * k / group).map(|i| i as u16).collect();
     let mut p = vec![0u8; desc.payload_len()];
     if let ninfer_core::layout::Geometry::RowSplit(g) = desc.geometry() {
         g.pack(&codes, &scales, &mut p).unwrap();
@@ -263,6 +266,23 @@ fn q4_every_scale_word_with_every_code_dequantizes_exactly() {
     for isa in Isa::available() {
         check_dequant(isa, &desc, &p, 2);
     }
+}
+
+/// Q4 to BF16: the x86 path rounds the 16 values `s q` of a group once into a table and looks
+/// the codes up.
+#[test]
+fn q4_every_scale_word_with_every_code_dequantizes_exactly() {
+    every_scale_word_with_every_code(Format::Q4G64F16S, 64, 16);
+}
+
+/// Q5, Q6 and W8 to BF16: the AVX2 path rounds by Veltkamp's split where a chunk's scales are
+/// finite and in integer registers where one is not (`f32x86::dequant_chunk_split_bf16_v3`);
+/// W8 takes its codes `-127..=127` (the byte `0x80` is outside its language).
+#[test]
+fn q5_q6_w8_every_scale_word_dequantizes_exactly() {
+    every_scale_word_with_every_code(Format::Q5G64F16S, 64, 32);
+    every_scale_word_with_every_code(Format::Q6G64F16S, 64, 64);
+    every_scale_word_with_every_code(Format::W8G32F16S, 32, 255);
 }
 
 #[test]

@@ -1338,7 +1338,12 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
 /// times `2^-(32 - b)`, `d` its 128 positions in order.
 #[inline(always)]
 fn dequant_chunk_v3<T: ChunkOut>(cpu: T::Cpu, g: Grouped, code: &[u8], sc: &[f32], d: &mut [T; CHUNK]) {
-    if g == Grouped::Q4 && T::q4_chunk(cpu, code, sc, d) {
+    let other_route = if g == Grouped::Q4 {
+        T::q4_chunk(cpu, code, sc, d)
+    } else {
+        T::split_chunk(cpu, g, code, sc, d)
+    };
+    if other_route {
         return;
     }
     let s = T::v3(cpu);
@@ -1358,6 +1363,64 @@ fn dequant_chunk_v3<T: ChunkOut>(cpu: T::Cpu, g: Grouped, code: &[u8], sc: &[f32
             T::put16(cpu, d, 2 * b + h, lo, hi);
         }
     }
+}
+
+/// `vpshufb` masks of [`dequant_chunk_split_bf16_v3`]: the even bytes (vector 0) and the odd
+/// bytes (vector 1) of a 16-byte half (in both 128-bit lanes) into the top bytes of the 32-bit
+/// lanes, the other bytes zero: lane `l` of vector `p` takes byte `2 l + p`, so the low 128-bit
+/// lane holds bytes 0..8 of the half and the high one bytes 8..16.
+const TOP_BYTES_EVEN_ODD: [[u8; 32]; 2] = {
+    let mut m = [[0x80u8; 32]; 2];
+    let mut p = 0;
+    while p < 2 {
+        let mut l = 0;
+        while l < 8 {
+            m[p][16 * (l / 4) + 4 * (l % 4) + 3] = (2 * l + p) as u8;
+            l += 1;
+        }
+        p += 1;
+    }
+    m
+};
+
+/// One Q5/Q6/W8 chunk of [`dequant_row_v3`] to BF16 words where the chunk's group scales are
+/// finite (`false`, nothing written, where one is not): the exact products `s q` as
+/// [`dequant_chunk_v3`] makes them, but the even and the odd positions of each 16 in two
+/// vectors ([`TOP_BYTES_EVEN_ODD`]), rounded by Veltkamp's split
+/// (`crate::dequant::x86::split16`), which gives `f32_to_bf16_rne`'s words for every finite
+/// binary16 scale and every code `q` in `-128..=127` (a test checks them all). Per 16
+/// positions 14 vector operations where [`dequant_chunk_v3`] and the integer rounding take
+/// 21. `code` from the chunk's first byte, `sc` its group scales times `2^-(32 - b)` (a
+/// missing one 0).
+#[inline(always)]
+pub(crate) fn dequant_chunk_split_bf16_v3(
+    s: pulp::x86::V3,
+    g: Grouped,
+    code: &[u8],
+    sc: &[f32],
+    d: &mut [u16; CHUNK],
+) -> bool {
+    let gpc = CHUNK / g.group_size();
+    if !sc.iter().take(gpc).all(|x| x.is_finite()) {
+        return false;
+    }
+    let (avx, avx2) = (s.avx, s.avx2);
+    let masks: [__m256i; 2] = pulp::cast(TOP_BYTES_EVEN_ODD);
+    let q = decode_top_v3(s, g, code);
+    let d: &mut [[u16; 16]; 8] = pulp::bytemuck::cast_mut(d);
+    for (b, &u) in q.iter().enumerate() {
+        let sg = avx._mm256_set1_ps(sc.get(b * gpc / 4).copied().unwrap_or(0.0));
+        let halves = [
+            avx2._mm256_permute4x64_epi64::<0x44>(u),
+            avx2._mm256_permute4x64_epi64::<0xee>(u),
+        ];
+        for (h, &v) in halves.iter().enumerate() {
+            let [ev, od] =
+                masks.map(|m| avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(avx2._mm256_shuffle_epi8(v, m)), sg));
+            d[2 * b + h] = pulp::cast(crate::dequant::x86::split16(s, ev, od));
+        }
+    }
+    true
 }
 
 /// `q 2^28` for the Q4 codes `u = 0 .. 15` (two's complement nibbles: `q = u`, then `u - 16`).
