@@ -162,7 +162,11 @@ fn convert_inspect_verify_bench_round_trip() {
     let o = ninfer(&["verify", s(&out)]);
     assert!(o.status.success());
 
-    let o = ninfer(&["bench", s(&out), "--seconds", "0.001", "--bw-mib", "8"]);
+    // A short bench of the artifact with `extra` options.
+    let bench = |extra: &[&str]| {
+        ninfer(&[&["bench", s(&out), "--seconds", "0.001", "--bw-mib", "8"], extra].concat())
+    };
+    let o = bench(&[]);
     let (so, se) = text(&o);
     assert!(o.status.success(), "{se}");
     assert!(so.contains("read bandwidth") && so.contains("of bw"), "{so}");
@@ -173,16 +177,7 @@ fn convert_inspect_verify_bench_round_trip() {
     );
     // An artifact's tensors default to `auto` placement; `--placement` is checked.
     assert!(so.contains("placement auto"), "{so}");
-    let o = ninfer(&[
-        "bench",
-        s(&out),
-        "--seconds",
-        "0.001",
-        "--bw-mib",
-        "8",
-        "--placement",
-        "cache",
-    ]);
+    let o = bench(&["--placement", "cache"]);
     let (so, se) = text(&o);
     assert!(o.status.success(), "{se}");
     assert!(so.contains("placement cache") && !so.contains(" mem "), "{so}");
@@ -192,13 +187,7 @@ fn convert_inspect_verify_bench_round_trip() {
     assert!(se.contains("--placement: `disk`"), "{se}");
 
     // `--formats` and `--kernels` select the artifact's tensors and rows.
-    let o = ninfer(&[
-        "bench",
-        s(&out),
-        "--seconds",
-        "0.001",
-        "--bw-mib",
-        "8",
+    let o = bench(&[
         "--threads",
         "1",
         "--formats",

@@ -28,8 +28,8 @@
 //! positions. Medians of 3 alternations, G weights/s: 64×8192 in L3, one thread, 6.02 ->
 //! 16.16; 8192×8192 from memory, one / two threads, 5.92 / 11.17 -> 15.70 / 26.09. Q5 (32
 //! codes) and Q6/W8 would need two or more tables and a blend per lookup. Since session 29
-//! they round by Veltkamp's split instead (`x86::split16`,
-//! `f32x86::dequant_chunk_split_bf16_v3`): `c = v (2^16 + 1)`, `v` rounded to 8 significant
+//! they round by Veltkamp's split instead (`x86::split16`, `ChunkOut::SPLIT_ROUND`,
+//! `f32x86::dequant_chunk_v3`): `c = v (2^16 + 1)`, `v` rounded to 8 significant
 //! bits is `c - (c - v)`, three float operations per 8 values, and the words of the even and
 //! the odd positions pack by one shift and one 16-bit blend. That is not `f32_to_bf16_rne` for
 //! every binary32 value (an infinity becomes a NaN, and a subnormal keeps bits BF16 drops), but
@@ -287,18 +287,27 @@ pub(crate) trait ChunkOut: Copy + Default + pulp::bytemuck::Pod {
         false
     }
 
-    /// A whole Q5/Q6/W8 chunk by another route, if this output word has one and takes the
-    /// chunk (`code` from the chunk's first byte, `sc` its group scales times `2^-(32 - b)`);
-    /// `false`: nothing written.
+    /// Whether the grouped dequantizer hands this output word its finite products as even and
+    /// odd positions ([`ChunkOut::put16_split`]) for rounding by Veltkamp's split (the AVX2
+    /// BF16 words, [`x86::split16`]).
+    const SPLIT_ROUND: bool = false;
+
+    /// Values `16 j .. 16 j + 16` of the chunk, `ev` those at the even positions and `od` those
+    /// at the odd ones (the default: put back in order, then [`ChunkOut::put16`]).
     #[inline(always)]
-    fn split_chunk(
-        _cpu: Self::Cpu,
-        _g: ninfer_core::registry::Grouped,
-        _code: &[u8],
-        _sc: &[f32],
-        _d: &mut [Self; CHUNK],
-    ) -> bool {
-        false
+    fn put16_split(
+        cpu: Self::Cpu,
+        d: &mut [Self; CHUNK],
+        j: usize,
+        ev: core::arch::x86_64::__m256,
+        od: core::arch::x86_64::__m256,
+    ) {
+        let avx = Self::v3(cpu).avx;
+        // Per 128-bit lane: positions 0..4 and 4..8 of that lane's eight.
+        let (a, b) = (avx._mm256_unpacklo_ps(ev, od), avx._mm256_unpackhi_ps(ev, od));
+        let lo = avx._mm256_permute2f128_ps::<0x20>(a, b);
+        let hi = avx._mm256_permute2f128_ps::<0x31>(a, b);
+        Self::put16(cpu, d, j, lo, hi)
     }
 
     /// The sign bit of this output word within a 32-bit lane of [`ChunkOut::table8`]'s words:
@@ -371,15 +380,19 @@ impl ChunkOut for u16 {
         true
     }
 
+    // Grouped values: finite products `s q`, rounded by Veltkamp's split.
+    const SPLIT_ROUND: bool = true;
+
     #[inline(always)]
-    fn split_chunk(
+    fn put16_split(
         s: pulp::x86::V3,
-        g: ninfer_core::registry::Grouped,
-        code: &[u8],
-        sc: &[f32],
         d: &mut [u16; CHUNK],
-    ) -> bool {
-        crate::gemv::f32x86::dequant_chunk_split_bf16_v3(s, g, code, sc, d)
+        j: usize,
+        ev: core::arch::x86_64::__m256,
+        od: core::arch::x86_64::__m256,
+    ) {
+        let d: &mut [[u16; 16]; 8] = pulp::bytemuck::cast_mut(d);
+        d[j % 8] = pulp::cast(x86::split16(s, ev, od));
     }
 
     // NVFP4's quotient tables rounded once per sub-block, 16 words packed from two vectors.
@@ -878,5 +891,26 @@ mod tests {
             }
         }
         assert_eq!(checked, (65536 - 2048) * 256);
+    }
+
+    /// `ChunkOut::put16_split`'s default (the f32 output's) writes the even and the odd values
+    /// in position order, as `put16` writes them in order.
+    #[test]
+    fn put16_split_puts_even_and_odd_values_in_position_order() {
+        use super::ChunkOut;
+        use crate::weights::CHUNK;
+        let Some(s) = pulp::x86::V3::try_new() else {
+            std::println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        };
+        let v: [f32; 16] = core::array::from_fn(|i| i as f32 + 0.5);
+        let ev: [f32; 8] = core::array::from_fn(|l| v[2 * l]);
+        let od: [f32; 8] = core::array::from_fn(|l| v[2 * l + 1]);
+        for j in [0, 5, 7] {
+            let mut d = [f32::NAN; CHUNK];
+            <f32 as ChunkOut>::put16_split(s, &mut d, j, pulp::cast(ev), pulp::cast(od));
+            assert_eq!(d[16 * j..16 * j + 16], v, "block {j}");
+            assert!(d.iter().enumerate().all(|(i, x)| i / 16 == j || x.is_nan()));
+        }
     }
 }

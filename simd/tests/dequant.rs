@@ -276,7 +276,7 @@ fn q4_every_scale_word_with_every_code_dequantizes_exactly() {
 }
 
 /// Q5, Q6 and W8 to BF16: the AVX2 path rounds by Veltkamp's split where a chunk's scales are
-/// finite and in integer registers where one is not (`f32x86::dequant_chunk_split_bf16_v3`);
+/// finite and in integer registers where one is not (`f32x86::dequant_chunk_v3`);
 /// W8 takes its codes `-127..=127` (the byte `0x80` is outside its language).
 #[test]
 fn q5_q6_w8_every_scale_word_dequantizes_exactly() {

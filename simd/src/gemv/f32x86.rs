@@ -1247,22 +1247,32 @@ fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize, const CH: usiz
     out
 }
 
-/// `vpshufb` masks of [`dequant_row_v3`]: byte `i` of a 16-byte half (in both 128-bit lanes)
-/// into the top byte of 32-bit lane `i % 8` of vector `i / 8`, the other bytes zero (index
-/// `0x80`): the low lane takes bytes `8v..8v + 4`, the high lane `8v + 4..8v + 8`.
-const TOP_BYTES: [[u8; 32]; 2] = {
+/// `vpshufb` masks that move 16 bytes of a 16-byte half (in both 128-bit lanes) into the top
+/// bytes of the 32-bit lanes of two vectors, the other bytes zero (index `0x80`): lane `l` of
+/// vector `v` takes byte `8 v + l` ([`TOP_BYTES`], position order: the low 128-bit lane bytes
+/// `8v..8v + 4`, the high one `8v + 4..8v + 8`), or, `even_odd`, byte `2 l + v`
+/// ([`TOP_BYTES_EVEN_ODD`]: the even bytes in vector 0, the odd ones in vector 1; the low
+/// 128-bit lane holds bytes 0..8 of the half, the high one bytes 8..16).
+const fn top_byte_masks(even_odd: bool) -> [[u8; 32]; 2] {
     let mut m = [[0x80u8; 32]; 2];
     let mut v = 0;
     while v < 2 {
         let mut l = 0;
         while l < 8 {
-            m[v][16 * (l / 4) + 4 * (l % 4) + 3] = (8 * v + l) as u8;
+            m[v][16 * (l / 4) + 4 * (l % 4) + 3] = if even_odd { 2 * l + v } else { 8 * v + l } as u8;
             l += 1;
         }
         v += 1;
     }
     m
-};
+}
+
+/// The position-order masks of [`dequant_row_v3`] ([`top_byte_masks`]).
+const TOP_BYTES: [[u8; 32]; 2] = top_byte_masks(false);
+
+/// The even/odd masks of [`dequant_row_v3`] for an output word that rounds by Veltkamp's split
+/// (`ChunkOut::SPLIT_ROUND`, [`chunk_products_v3`], [`top_byte_masks`]).
+const TOP_BYTES_EVEN_ODD: [[u8; 32]; 2] = top_byte_masks(true);
 
 /// Dequantize one Q4/Q5/Q6/W8 row to f32 (AVX2; `V4` runs it too), bit-identical to the
 /// oracle (section 6.2: `s * q`, one correctly rounded binary32 multiplication).
@@ -1294,6 +1304,25 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
     let Weights::Grouped { g, .. } = *w else {
         return;
     };
+    if g == Grouped::Q4 {
+        dequant_row_g_v3::<T, true>(cpu, w, g, row, c0, out)
+    } else {
+        dequant_row_g_v3::<T, false>(cpu, w, g, row, c0, out)
+    }
+}
+
+/// [`dequant_row_v3`] for `g` (`Q4`: `g` is Q4; its own loop, so that the Q4 table route and
+/// the other schemes' two product routes do not share one: measured, the BF16 Q4 row lost 7%
+/// when they did).
+#[inline(always)]
+fn dequant_row_g_v3<T: ChunkOut, const Q4: bool>(
+    cpu: T::Cpu,
+    w: &Weights<'_>,
+    g: Grouped,
+    row: usize,
+    c0: usize,
+    out: &mut [T],
+) {
     let (codes, scales, rcb, gp) = grouped_parts(w);
     let cb = 16 * g.bits() as usize;
     let gpc = CHUNK / g.group_size();
@@ -1320,10 +1349,10 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
                 .get_mut(at..at + CHUNK)
                 .and_then(|o| <&mut [T; CHUNK]>::try_from(o).ok())
             {
-                Some(o) => dequant_chunk_v3(cpu, g, &codes[row * rcb + c * cb..], scc, o),
+                Some(o) => dequant_chunk_v3::<T, Q4>(cpu, g, &codes[row * rcb + c * cb..], scc, o),
                 None => {
                     let mut b = [T::default(); CHUNK];
-                    dequant_chunk_v3(cpu, g, &codes[row * rcb + c * cb..], scc, &mut b);
+                    dequant_chunk_v3::<T, Q4>(cpu, g, &codes[row * rcb + c * cb..], scc, &mut b);
                     let o = &mut out[at..];
                     let n = o.len();
                     o.copy_from_slice(&b[..n]);
@@ -1335,21 +1364,45 @@ pub(crate) fn dequant_row_v3<T: ChunkOut>(
 }
 
 /// One chunk of [`dequant_row_v3`]: `code` from the chunk's first byte, `sc` its group scales
-/// times `2^-(32 - b)`, `d` its 128 positions in order.
+/// times `2^-(32 - b)`, `d` its 128 positions in order. An output word that rounds by
+/// Veltkamp's split (`ChunkOut::SPLIT_ROUND`: the AVX2 BF16 words) takes the products of each
+/// 16 positions as the even and the odd ones ([`TOP_BYTES_EVEN_ODD`]) where the chunk's scales
+/// are finite: the split gives `f32_to_bf16_rne`'s words for every value `s q` of a finite
+/// binary16 scale (`crate::dequant::x86::split16`), not for an infinity.
 #[inline(always)]
-fn dequant_chunk_v3<T: ChunkOut>(cpu: T::Cpu, g: Grouped, code: &[u8], sc: &[f32], d: &mut [T; CHUNK]) {
-    let other_route = if g == Grouped::Q4 {
-        T::q4_chunk(cpu, code, sc, d)
-    } else {
-        T::split_chunk(cpu, g, code, sc, d)
-    };
-    if other_route {
+fn dequant_chunk_v3<T: ChunkOut, const Q4: bool>(
+    cpu: T::Cpu,
+    g: Grouped,
+    code: &[u8],
+    sc: &[f32],
+    d: &mut [T; CHUNK],
+) {
+    if Q4 && T::q4_chunk(cpu, code, sc, d) {
         return;
     }
+    let gpc = CHUNK / g.group_size();
+    if T::SPLIT_ROUND && sc.iter().take(gpc).all(|x| x.is_finite()) {
+        chunk_products_v3::<T, true>(cpu, g, code, sc, d)
+    } else {
+        chunk_products_v3::<T, false>(cpu, g, code, sc, d)
+    }
+}
+
+/// The products `s q` of [`dequant_chunk_v3`], 16 positions at a time to `put16` in position
+/// order ([`TOP_BYTES`]) or, `SPLIT`, to `put16_split` as the even and the odd ones
+/// ([`TOP_BYTES_EVEN_ODD`]); a const parameter, so the loop has no branch.
+#[inline(always)]
+fn chunk_products_v3<T: ChunkOut, const SPLIT: bool>(
+    cpu: T::Cpu,
+    g: Grouped,
+    code: &[u8],
+    sc: &[f32],
+    d: &mut [T; CHUNK],
+) {
     let s = T::v3(cpu);
     let (avx, avx2) = (s.avx, s.avx2);
-    let masks: [__m256i; 2] = pulp::cast(TOP_BYTES);
     let gpc = CHUNK / g.group_size();
+    let masks: [__m256i; 2] = pulp::cast(if SPLIT { TOP_BYTES_EVEN_ODD } else { TOP_BYTES });
     let q = decode_top_v3(s, g, code);
     for (b, &u) in q.iter().enumerate() {
         let sg = avx._mm256_set1_ps(sc.get(b * gpc / 4).copied().unwrap_or(0.0));
@@ -1360,67 +1413,13 @@ fn dequant_chunk_v3<T: ChunkOut>(cpu: T::Cpu, g: Grouped, code: &[u8], sc: &[f32
         for (h, &v) in halves.iter().enumerate() {
             let [lo, hi] =
                 masks.map(|m| avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(avx2._mm256_shuffle_epi8(v, m)), sg));
-            T::put16(cpu, d, 2 * b + h, lo, hi);
+            if SPLIT {
+                T::put16_split(cpu, d, 2 * b + h, lo, hi);
+            } else {
+                T::put16(cpu, d, 2 * b + h, lo, hi);
+            }
         }
     }
-}
-
-/// `vpshufb` masks of [`dequant_chunk_split_bf16_v3`]: the even bytes (vector 0) and the odd
-/// bytes (vector 1) of a 16-byte half (in both 128-bit lanes) into the top bytes of the 32-bit
-/// lanes, the other bytes zero: lane `l` of vector `p` takes byte `2 l + p`, so the low 128-bit
-/// lane holds bytes 0..8 of the half and the high one bytes 8..16.
-const TOP_BYTES_EVEN_ODD: [[u8; 32]; 2] = {
-    let mut m = [[0x80u8; 32]; 2];
-    let mut p = 0;
-    while p < 2 {
-        let mut l = 0;
-        while l < 8 {
-            m[p][16 * (l / 4) + 4 * (l % 4) + 3] = (2 * l + p) as u8;
-            l += 1;
-        }
-        p += 1;
-    }
-    m
-};
-
-/// One Q5/Q6/W8 chunk of [`dequant_row_v3`] to BF16 words where the chunk's group scales are
-/// finite (`false`, nothing written, where one is not): the exact products `s q` as
-/// [`dequant_chunk_v3`] makes them, but the even and the odd positions of each 16 in two
-/// vectors ([`TOP_BYTES_EVEN_ODD`]), rounded by Veltkamp's split
-/// (`crate::dequant::x86::split16`), which gives `f32_to_bf16_rne`'s words for every finite
-/// binary16 scale and every code `q` in `-128..=127` (a test checks them all). Per 16
-/// positions 14 vector operations where [`dequant_chunk_v3`] and the integer rounding take
-/// 21. `code` from the chunk's first byte, `sc` its group scales times `2^-(32 - b)` (a
-/// missing one 0).
-#[inline(always)]
-pub(crate) fn dequant_chunk_split_bf16_v3(
-    s: pulp::x86::V3,
-    g: Grouped,
-    code: &[u8],
-    sc: &[f32],
-    d: &mut [u16; CHUNK],
-) -> bool {
-    let gpc = CHUNK / g.group_size();
-    if !sc.iter().take(gpc).all(|x| x.is_finite()) {
-        return false;
-    }
-    let (avx, avx2) = (s.avx, s.avx2);
-    let masks: [__m256i; 2] = pulp::cast(TOP_BYTES_EVEN_ODD);
-    let q = decode_top_v3(s, g, code);
-    let d: &mut [[u16; 16]; 8] = pulp::bytemuck::cast_mut(d);
-    for (b, &u) in q.iter().enumerate() {
-        let sg = avx._mm256_set1_ps(sc.get(b * gpc / 4).copied().unwrap_or(0.0));
-        let halves = [
-            avx2._mm256_permute4x64_epi64::<0x44>(u),
-            avx2._mm256_permute4x64_epi64::<0xee>(u),
-        ];
-        for (h, &v) in halves.iter().enumerate() {
-            let [ev, od] =
-                masks.map(|m| avx._mm256_mul_ps(avx._mm256_cvtepi32_ps(avx2._mm256_shuffle_epi8(v, m)), sg));
-            d[2 * b + h] = pulp::cast(crate::dequant::x86::split16(s, ev, od));
-        }
-    }
-    true
 }
 
 /// `q 2^28` for the Q4 codes `u = 0 .. 15` (two's complement nibbles: `q = u`, then `u - 16`).
