@@ -61,8 +61,14 @@ fn bf16_and_fp32_dequantize_match_oracle_bit_for_bit() {
 #[test]
 fn every_fp8_code_and_extreme_row_scales_decode_exactly() {
     // All 254 valid codes in each row, row scales from the smallest subnormal BF16 to large
-    // ones: products that round, that are subnormal, and signed zeros.
-    let scales = [0x0001u16, 0x0080, 0x3f80, 0x3e4d, 0x4049, 0x7f00, 0x0000, 0x00ff];
+    // ones: products that round, that are subnormal, and signed zeros. Among them the edges
+    // of the multipliers whose BF16 words the AVX2 route rounds by Veltkamp's split
+    // (`fp8x86::dequant_row_f16c`: zero, or 2^-117 ..= 2^100 in magnitude) and the first ones
+    // past them (131 * 2^-125, 2^104).
+    let scales = [
+        0x0001u16, 0x0080, 0x3f80, 0x3e4d, 0x4049, 0x7f00, 0x0000, 0x00ff, 0x0500, 0x8500, 0x0483, 0x7180,
+        0xf180, 0x7181, 0x7380, 0x8000,
+    ];
     let codes: Vec<u8> = (0..=255u8).filter(|c| c & 0x7f != 0x7f).collect();
     let k = codes.len();
     let n = scales.len();

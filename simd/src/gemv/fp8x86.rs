@@ -513,7 +513,9 @@ pub(crate) fn dequant_row_fast_v3<T: ChunkOut>(
 /// decoded by [`decode32_f16c`] as `w 2^-8` and multiplied by `m 2^8` (`m` the row's BF16
 /// multiplier): the exact product is `w m`'s, so its one rounding is the same, subnormal
 /// results included. A row whose `m 2^8` would not be exact (`|m| >= 2^120`, or `m` not
-/// finite) and 32 words with a NaN word among them take the integer route. Session 18, AMD
+/// finite) and 32 words with a NaN word among them take the integer route. To BF16 words, a
+/// row whose `m` is zero or of magnitude `2^-117 ..= 2^100` rounds by Veltkamp's split
+/// ([`ChunkOut::words16_split`]; session 29). Session 18, AMD
 /// EPYC Zen 3, medians of 3 alternations, G weights/s: 128x8192 in L3, one thread, 4.12 ->
 /// 9.19; 8192x8192 from memory, one / two threads, 3.87 / 7.30 -> 7.31 / 13.27.
 /// `out` and `c0` as in [`dequant_row_v3`].
@@ -554,12 +556,21 @@ pub(crate) unsafe fn dequant_row_f16c<T: ChunkOut>(
         return dequant_row_v3(cpu, w, row, c0, out);
     }
     let avx = T::v3(cpu).avx;
-    let dec = F16cBlock {
-        m8: avx._mm256_set1_ps(m * 256.0),
-        mv: avx._mm256_set1_ps(m),
-    };
-    row_blocks(cpu, dec, w, row, c0, out);
+    let (m8, mv) = (avx._mm256_set1_ps(m * 256.0), avx._mm256_set1_ps(m));
+    // Every product `w m` is then zero, a NaN or normal and at most 448 * 2^100 < 2^112 in
+    // magnitude (the smallest nonzero E4M3FN magnitude is 2^-9), where Veltkamp's split rounds
+    // as `f32_to_bf16_rne` does (`ChunkOut::words16_split`).
+    if m == 0.0 || (TWO_M117..=TWO_P100).contains(&m.abs()) {
+        row_blocks(cpu, F16cBlock::<true> { m8, mv }, w, row, c0, out);
+    } else {
+        row_blocks(cpu, F16cBlock::<false> { m8, mv }, w, row, c0, out);
+    }
 }
+
+/// `2^-117` and `2^100`: the BF16 multipliers of [`dequant_row_f16c`]'s rows whose products
+/// Veltkamp's split rounds (`ChunkOut::words16_split`), zero aside.
+const TWO_M117: f32 = f32::from_bits((127 - 117) << 23);
+const TWO_P100: f32 = f32::from_bits((127 + 100) << 23);
 
 /// How a row dequantizer decodes 32 FP8 codes (a trait, not a closure: a closure is not
 /// inlined into the `target_feature` context).
@@ -569,15 +580,17 @@ trait Fp8Block: Copy {
 }
 
 /// [`dequant_row_f16c`]'s block: through binary16 ([`decode32_f16c`], times `m8 = m 2^8`), or,
-/// with a NaN word among the 32, the integer route ([`int32_times`], times `mv = m`). Only used
-/// inside [`dequant_row_f16c`] (F16C).
+/// with a NaN word among the 32, the integer route ([`int32_times`], times `mv = m`); the
+/// output words by [`ChunkOut::words16_split`] where `SPLIT` (the row's multiplier keeps every
+/// product in its range), else [`ChunkOut::words16`]. Only used inside [`dequant_row_f16c`]
+/// (F16C).
 #[derive(Clone, Copy)]
-struct F16cBlock {
+struct F16cBlock<const SPLIT: bool> {
     m8: __m256,
     mv: __m256,
 }
 
-impl Fp8Block for F16cBlock {
+impl<const SPLIT: bool> Fp8Block for F16cBlock<SPLIT> {
     #[inline(always)]
     fn block<T: ChunkOut>(self, cpu: T::Cpu, b: &[u8; 32], d: &mut [T; 32]) {
         let s = T::v3(cpu);
@@ -598,8 +611,13 @@ impl Fp8Block for F16cBlock {
             ]
         };
         let d: &mut [[T; 16]; 2] = pulp::bytemuck::cast_mut(d);
-        d[0] = T::words16(cpu, q[0], q[1]);
-        d[1] = T::words16(cpu, q[2], q[3]);
+        if SPLIT {
+            d[0] = T::words16_split(cpu, q[0], q[1]);
+            d[1] = T::words16_split(cpu, q[2], q[3]);
+        } else {
+            d[0] = T::words16(cpu, q[0], q[1]);
+            d[1] = T::words16(cpu, q[2], q[3]);
+        }
     }
 }
 
