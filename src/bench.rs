@@ -8,7 +8,9 @@
 //! bandwidth (1 and 2 threads), then per kernel weights/s, GB/s of weight bytes and the ratio
 //! to that bandwidth — on an artifact's own tensors ([`report_container`]) or on built-in
 //! synthetic shapes ([`report_builtin`]). The ratio only means "from memory" for tensors larger
-//! than the last-level cache; smaller ones are marked `llc` (cache-resident).
+//! than the last-level cache; smaller ones are marked `llc` (cache-resident). `--isa`,
+//! `--formats` and `--kernels` choose what runs ([`parse_isa`], [`parse_formats`],
+//! [`parse_kernels`]); `--json` prints the finished report as one document ([`report_json`]).
 
 use ninfer_core::container::Container;
 use ninfer_core::layout::{LayoutError, TensorDesc};
@@ -276,5 +278,53 @@ pub fn empty_builtin_selection(formats: &[Format], settings: &Settings) -> Optio
             "nothing to measure: the selected formats have none of the selected kernels ({})",
             offers.join("; ")
         )
+    })
+}
+
+/// A finished report as one JSON document (`ninfer bench --json`): the instruction set, the LLC
+/// size and placement, the read bandwidth before and after the kernels, and per row the
+/// measurement with its ratios (`of_bw` to the bandwidth at its thread count measured before
+/// the kernels, `of_local` to its local probes; `null` where there is none). Rates are per
+/// second (weights, bytes), not scaled to G.
+pub fn report_json(report: &Report) -> serde_json::Value {
+    use ninfer_simd::report::{Bandwidth, Residency};
+    use serde_json::json;
+    let bw = |v: &[Bandwidth]| -> Vec<serde_json::Value> {
+        v.iter()
+            .map(|b| json!({"threads": b.threads, "bytes_per_s": b.bytes_per_s, "streams": b.streams}))
+            .collect()
+    };
+    let rows: Vec<serde_json::Value> = report
+        .rows
+        .iter()
+        .map(|m| {
+            json!({
+                "label": m.label,
+                "format": m.format.name(),
+                "kernel": m.kernel.name(),
+                "shape": [m.shape.0, m.shape.1],
+                "threads": m.threads,
+                "residency": match m.residency {
+                    Residency::Cache => "cache",
+                    Residency::Memory => "memory",
+                },
+                "seconds": m.seconds,
+                "weights": m.weights,
+                "weight_bytes": m.weight_bytes,
+                "weights_per_s": m.weights_per_s(),
+                "bytes_per_s": m.bytes_per_s(),
+                "of_bw": report.ratio(m),
+                "local_bytes_per_s": m.local_bw,
+                "of_local": Report::local_ratio(m),
+            })
+        })
+        .collect();
+    json!({
+        "isa": report.isa.name(),
+        "llc_bytes": report.llc,
+        "placement": report.placement.name(),
+        "bandwidth": bw(&report.bandwidth),
+        "bandwidth_after": bw(&report.bandwidth_after),
+        "rows": rows,
     })
 }

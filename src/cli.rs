@@ -99,6 +99,10 @@ pub enum Cmd {
         /// encode-f32 (default: all; FILE's tensors have no encoder row).
         #[arg(long)]
         kernels: Option<String>,
+        /// Print the finished report as one JSON document on stdout (the table lines go to
+        /// stderr as they are measured).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -290,6 +294,7 @@ pub fn run(cli: Cli) -> Result<()> {
             isa,
             formats,
             kernels,
+            json,
         } => {
             use ninfer_simd::report::Placement;
             let mut settings = ninfer_simd::report::Settings::full();
@@ -323,7 +328,10 @@ pub fn run(cli: Cli) -> Result<()> {
                 .ok_or_else(|| {
                     Error::file(format!("--threads: `{threads}` is not a list of counts 1..=256"))
                 })?;
-            match file {
+            // With --json the table lines go to stderr as progress and the document to stdout.
+            let mut err = std::io::stderr().lock();
+            let lines: &mut dyn Write = if json { &mut err } else { &mut out };
+            let report = match file {
                 Some(path) => {
                     let art = Artifact::open(&path)?;
                     let c = art.container()?;
@@ -338,13 +346,13 @@ pub fn run(cli: Cli) -> Result<()> {
                         )));
                     }
                     writeln!(
-                        out,
+                        lines,
                         "bandwidth report on {} ({} tensors)",
                         path.display(),
                         c.len()
                     )
                     .map_err(io)?;
-                    crate::bench::report_container(&c, &formats, &settings, &mut out).map_err(io)?;
+                    crate::bench::report_container(&c, &formats, &settings, lines).map_err(io)?
                 }
                 None => {
                     let mut shapes = Vec::new();
@@ -370,10 +378,19 @@ pub fn run(cli: Cli) -> Result<()> {
                     if let Some(why) = crate::bench::empty_builtin_selection(&formats, &settings) {
                         return Err(Error::file(why));
                     }
-                    writeln!(out, "bandwidth report on built-in synthetic tensors").map_err(io)?;
-                    crate::bench::report_builtin(&shapes, &formats, &settings, &mut out)
-                        .map_err(|e| Error::file(format!("report: {e}")))?;
+                    writeln!(lines, "bandwidth report on built-in synthetic tensors").map_err(io)?;
+                    crate::bench::report_builtin(&shapes, &formats, &settings, lines)
+                        .map_err(|e| Error::file(format!("report: {e}")))?
                 }
+            };
+            if json {
+                let doc = crate::bench::report_json(&report);
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&doc).map_err(Error::file)?
+                )
+                .map_err(io)?;
             }
         }
     }

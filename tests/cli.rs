@@ -215,6 +215,20 @@ fn convert_inspect_verify_bench_round_trip() {
         ],
         "{so}"
     );
+    // With `--json` each row's label is the tensor's name.
+    let o = bench(&["--threads", "1", "--kernels", "dequant-bf16", "--json"]);
+    let (so, se) = text(&o);
+    assert!(o.status.success(), "{se}");
+    let v: serde_json::Value = serde_json::from_str(&so).expect("stdout is one JSON document");
+    let labels: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    // In the container's order (sorted by name); I32 has no row.
+    assert_eq!(labels, ["l.down.weight", "l.norm", "l.q", "l.up.weight"], "{so}");
+    assert_eq!(v["placement"], "auto");
     // An artifact has no encoder rows: a selection of only that measures nothing, and says so
     // before it measures the bandwidth.
     let o = ninfer(&["bench", s(&out), "--kernels", "encode-f32"]);
@@ -268,6 +282,62 @@ fn bench_runs_the_selected_isa_formats_and_kernels_and_refuses_bad_names() {
         ],
         "{so}"
     );
+
+    // `--json`: stdout is one JSON document of the same rows, the table goes to stderr.
+    let o = run(&[
+        "--isa",
+        "scalar",
+        "--formats",
+        "NVFP4",
+        "--kernels",
+        "gemv-i8,dequant-f32",
+        "--json",
+    ]);
+    let (so, se) = text(&o);
+    assert!(o.status.success(), "{se}");
+    assert!(se.contains("NVFP4                  gemv I8"), "{se}");
+    let v: serde_json::Value = serde_json::from_str(&so).expect("stdout is one JSON document");
+    assert_eq!(v["isa"], "Scalar");
+    assert_eq!(v["placement"], "memory");
+    let bw = |t: u64| {
+        let b = v["bandwidth"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["threads"] == t);
+        b.unwrap()["bytes_per_s"].as_f64().unwrap()
+    };
+    assert_eq!(v["bandwidth_after"].as_array().unwrap().len(), 1);
+    let rows = v["rows"].as_array().unwrap();
+    let got: Vec<(&str, u64)> = rows
+        .iter()
+        .map(|r| (r["kernel"].as_str().unwrap(), r["threads"].as_u64().unwrap()))
+        .collect();
+    let want = [("gemv-i8", 1), ("dequant-f32", 1)];
+    assert_eq!(got, want, "{so}");
+    for r in rows {
+        assert_eq!(r["format"], "NVFP4");
+        assert_eq!(r["shape"], serde_json::json!([4, 128]));
+        assert_eq!(r["weights"], 512);
+        let (secs, wps, bps) = (
+            r["seconds"].as_f64().unwrap(),
+            r["weights_per_s"].as_f64().unwrap(),
+            r["bytes_per_s"].as_f64().unwrap(),
+        );
+        assert!((wps * secs - 512.0).abs() < 1e-6, "{r}");
+        assert!(
+            (bps * secs - r["weight_bytes"].as_f64().unwrap()).abs() < 1e-6,
+            "{r}"
+        );
+        let of_bw = r["of_bw"].as_f64().unwrap();
+        assert!(
+            (of_bw - bps / bw(r["threads"].as_u64().unwrap())).abs() <= 1e-12 * of_bw,
+            "{r}"
+        );
+        let of_local = r["of_local"].as_f64().unwrap();
+        let local = r["local_bytes_per_s"].as_f64().unwrap();
+        assert!((of_local - bps / local).abs() <= 1e-12 * of_local, "{r}");
+    }
 
     let unavailable = if cfg!(target_arch = "x86_64") {
         "Neon"
