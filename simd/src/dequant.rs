@@ -294,9 +294,10 @@ pub(crate) trait ChunkOut: Copy + Default + pulp::bytemuck::Pod {
         false
     }
 
-    /// The output words of 16 values, `lo` the first 8, each of which is zero, a NaN, or normal
-    /// with a magnitude of at most `2^112` (the default: [`ChunkOut::words16`]; the AVX2 BF16
-    /// words round them by Veltkamp's split, [`x86::split16_in_order`]).
+    /// The output words of 16 values, `lo` the first 8, for values whose rounding by Veltkamp's
+    /// split was checked in full: FP8's products `w m` with a multiplier `m` that is zero or of
+    /// magnitude `2^-117 ..= 2^100` (the default: [`ChunkOut::words16`]; the AVX2 BF16 words
+    /// round them by that split, [`x86::split16_in_order`]).
     #[inline(always)]
     fn words16_split(
         cpu: Self::Cpu,
