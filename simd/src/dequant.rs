@@ -758,12 +758,13 @@ pub(crate) mod x86 {
     }
 
     /// [`split16`] for 16 values in position order (`lo` the first 8), packed by two shifts,
-    /// `packus` and `vpermq` ([`pack16`]): `f32_to_bf16_rne`'s words where each value is zero,
-    /// a NaN (Veltkamp's operations return it made quiet, the word `b >> 16 | 0x40`) or normal
-    /// and at most `2^112` in magnitude, with ties to even on the values tested: FP8's products
-    /// `w m` of every E4M3FN word and every BF16 multiplier `m` of magnitude `2^-117 ..= 2^100`
-    /// (`fp8x86::dequant_row_f16c`;
-    /// `tests::split16_in_order_rounds_every_fp8_value_as_f32_to_bf16_rne`).
+    /// `packus` and `vpermq` ([`pack16`]). `f32_to_bf16_rne`'s words for the values checked in
+    /// full: FP8's products `w m` of every E4M3FN word (a NaN comes back made quiet, the word
+    /// `b >> 16 | 0x40`) and every BF16 multiplier `m` that is zero or of magnitude
+    /// `2^-117 ..= 2^100` (`fp8x86::dequant_row_f16c`;
+    /// `tests::split16_in_order_rounds_every_fp8_value_as_f32_to_bf16_rne`). Not for a
+    /// subnormal value (rounded at the wrong bit), an infinity, or one whose splitter product
+    /// overflows.
     #[inline(always)]
     pub(crate) fn split16_in_order(s: pulp::x86::V3, lo: __m256, hi: __m256) -> __m256i {
         let avx2 = s.avx2;
