@@ -9,14 +9,17 @@
 //! to that bandwidth — on an artifact's own tensors ([`report_container`]) or on built-in
 //! synthetic shapes ([`report_builtin`]). The ratio only means "from memory" for tensors larger
 //! than the last-level cache; smaller ones are marked `llc` (cache-resident). `--isa`,
-//! `--formats` and `--kernels` choose what runs ([`parse_isa`], [`parse_formats`],
-//! [`parse_kernels`]); `--json` prints the finished report as one document ([`report_json`]).
+//! `--formats` and `--kernels` choose what runs (`ninfer_simd::report::{parse_isa,
+//! parse_formats, parse_kernels}`, shared with the report example); `--json` prints the
+//! finished report as one document ([`report_json`]).
 
 use ninfer_core::container::Container;
 use ninfer_core::layout::{LayoutError, TensorDesc};
 use ninfer_core::registry::Format;
-use ninfer_simd::report::{kernels_for, run_builtin, Kernel, Report, ReportError, Settings, FORMATS};
-use ninfer_simd::{Isa, KernelError};
+use ninfer_simd::report::{
+    kernels_for, run_builtin, selected_kernels, Kernel, Report, ReportError, Settings,
+};
+use ninfer_simd::KernelError;
 use std::fmt;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -127,16 +130,15 @@ pub fn measure(
     })
 }
 
-/// The kernels [`report_container`] measures on `desc`, in order: those of [`kernels_for`]
-/// that `settings.kernels` lists, GEMV only for rank-2 tensors, no encoder (it needs a
+/// The kernels [`report_container`] measures on `desc`, in order: those of
+/// [`selected_kernels`], GEMV only for rank-2 tensors, no encoder (it needs a
 /// source); none for I32, empty or rank-0 tensors.
 pub fn container_kernels(desc: &TensorDesc, settings: &Settings) -> Vec<Kernel> {
     if desc.format() == Format::I32 || desc.numel() == 0 || desc.rank() == 0 {
         return Vec::new();
     }
-    kernels_for(desc.format())
+    selected_kernels(desc.format(), settings)
         .into_iter()
-        .filter(|k| settings.kernels.contains(k))
         .filter(|k| match k {
             Kernel::Gemv(_) => desc.rank() == 2,
             Kernel::DequantizeF32 | Kernel::DequantizeBf16 => true,
@@ -203,69 +205,11 @@ pub fn report_builtin(
     Ok(r)
 }
 
-/// `--isa NAME` of `ninfer bench`: a path this CPU runs ([`Isa::from_name`]), else an error
-/// that lists the names or the paths available here.
-pub fn parse_isa(name: &str) -> Result<Isa, String> {
-    let names = || Isa::ALL.map(Isa::name).join(", ");
-    let isa =
-        Isa::from_name(name.trim()).ok_or_else(|| format!("--isa: `{name}` is not one of {}", names()))?;
-    if !isa.is_available() {
-        let here: Vec<&str> = Isa::available().into_iter().map(Isa::name).collect();
-        return Err(format!(
-            "--isa: {} is not available on this CPU (available: {})",
-            isa.name(),
-            here.join(", ")
-        ));
-    }
-    Ok(isa)
-}
-
-/// `--formats A,B`: registered format names the report measures (every format but I32), in the
-/// order given, each once.
-pub fn parse_formats(list: &str) -> Result<Vec<Format>, String> {
-    let mut v = Vec::new();
-    for name in list.split(',').map(str::trim) {
-        let f = Format::from_name(name).map_err(|_| {
-            format!(
-                "--formats: `{name}` is not a format name (one of {})",
-                FORMATS.map(Format::name).join(", ")
-            )
-        })?;
-        if !FORMATS.contains(&f) {
-            return Err(format!("--formats: {name} has no kernel the report measures"));
-        }
-        if !v.contains(&f) {
-            v.push(f);
-        }
-    }
-    Ok(v)
-}
-
-/// `--kernels A,B`: kernel names ([`Kernel::from_name`]: `gemv-f32`, `gemv-i8`, `dequant-f32`,
-/// `dequant-bf16`, `encode-f32`), each once.
-pub fn parse_kernels(list: &str) -> Result<Vec<Kernel>, String> {
-    let mut v = Vec::new();
-    for name in list.split(',').map(str::trim) {
-        let k = Kernel::from_name(name).ok_or_else(|| {
-            format!(
-                "--kernels: `{name}` is not one of {}",
-                Kernel::ALL.map(Kernel::name).join(", ")
-            )
-        })?;
-        if !v.contains(&k) {
-            v.push(k);
-        }
-    }
-    Ok(v)
-}
-
 /// Why a selection of formats and kernels measures nothing, naming what each selected format
 /// offers; `None` where `formats` and `settings.kernels` select at least one kernel of the
 /// built-in report.
 pub fn empty_builtin_selection(formats: &[Format], settings: &Settings) -> Option<String> {
-    let any = formats
-        .iter()
-        .any(|&f| kernels_for(f).iter().any(|k| settings.kernels.contains(k)));
+    let any = formats.iter().any(|&f| !selected_kernels(f, settings).is_empty());
     (!any).then(|| {
         let offers: Vec<String> = formats
             .iter()

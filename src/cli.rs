@@ -299,13 +299,13 @@ pub fn run(cli: Cli) -> Result<()> {
             use ninfer_simd::report::Placement;
             let mut settings = ninfer_simd::report::Settings::full();
             if let Some(name) = isa {
-                settings.isa = crate::bench::parse_isa(&name).map_err(Error::file)?;
+                settings.isa = ninfer_simd::report::parse_isa(&name).map_err(Error::file)?;
             }
             if let Some(list) = kernels {
-                settings.kernels = crate::bench::parse_kernels(&list).map_err(Error::file)?;
+                settings.kernels = ninfer_simd::report::parse_kernels(&list).map_err(Error::file)?;
             }
             let formats = match formats {
-                Some(list) => crate::bench::parse_formats(&list).map_err(Error::file)?,
+                Some(list) => ninfer_simd::report::parse_formats(&list).map_err(Error::file)?,
                 None => ninfer_simd::report::FORMATS.to_vec(),
             };
             settings.min_time = duration(seconds);

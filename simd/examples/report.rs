@@ -15,8 +15,9 @@
 use std::io::Write;
 
 use ninfer_simd::core::registry::Format;
-use ninfer_simd::report::{run_builtin, Kernel, Placement, Settings, FORMATS};
-use ninfer_simd::Isa;
+use ninfer_simd::report::{
+    parse_formats, parse_isa, parse_kernels, run_builtin, Placement, Settings, FORMATS,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -38,46 +39,19 @@ fn main() {
                 }
             }
             "--isa" => {
-                if let Some(v) = it.next() {
-                    match Isa::from_name(v) {
-                        Some(i) if i.is_available() => settings.isa = i,
-                        _ => {
-                            eprintln!("report: instruction set {v} is not available here");
-                            std::process::exit(2);
-                        }
-                    }
-                }
+                let v = it.next().map_or("", String::as_str);
+                settings.isa = parse_isa(v).unwrap_or_else(|e| fail(&e));
             }
             "--placement" => match it.next().and_then(|v| Placement::from_name(v)) {
                 Some(p) => settings.placement = p,
-                None => {
-                    eprintln!("report: --placement takes auto, memory or cache");
-                    std::process::exit(2);
-                }
+                None => fail("--placement takes auto, memory or cache"),
             },
             "--formats" => {
-                let v = it.next().map_or("", String::as_str);
-                formats = v
-                    .split(',')
-                    .map(|f| Format::from_name(f.trim()).ok().filter(|f| FORMATS.contains(f)))
-                    .collect::<Option<Vec<_>>>()
-                    .unwrap_or_else(|| {
-                        let names = FORMATS.map(Format::name).join(", ");
-                        eprintln!("report: --formats takes names of {names}, got `{v}`");
-                        std::process::exit(2);
-                    });
+                formats = parse_formats(it.next().map_or("", String::as_str)).unwrap_or_else(|e| fail(&e));
             }
             "--kernels" => {
-                let v = it.next().map_or("", String::as_str);
-                settings.kernels = v
-                    .split(',')
-                    .map(|k| Kernel::from_name(k.trim()))
-                    .collect::<Option<Vec<_>>>()
-                    .unwrap_or_else(|| {
-                        let names = Kernel::ALL.map(Kernel::name).join(", ");
-                        eprintln!("report: --kernels takes names of {names}, got `{v}`");
-                        std::process::exit(2);
-                    });
+                settings.kernels =
+                    parse_kernels(it.next().map_or("", String::as_str)).unwrap_or_else(|e| fail(&e));
             }
             s => {
                 if let Some((n, k)) = s.split_once('x') {
@@ -86,8 +60,7 @@ fn main() {
                         continue;
                     }
                 }
-                eprintln!("report: unknown argument {s}");
-                std::process::exit(2);
+                fail(&format!("unknown argument {s}"));
             }
         }
     }
@@ -110,4 +83,10 @@ fn main() {
             std::process::exit(1);
         }
     }
+}
+
+/// A bad option: the message on stderr, exit status 2.
+fn fail(msg: &str) -> ! {
+    eprintln!("report: {msg}");
+    std::process::exit(2);
 }

@@ -784,6 +784,71 @@ pub fn kernels_for(format: Format) -> Vec<Kernel> {
     v
 }
 
+/// The kernels of [`kernels_for`] that `settings.kernels` lists, in that order: what a report
+/// measures for `format`.
+pub fn selected_kernels(format: Format, settings: &Settings) -> Vec<Kernel> {
+    kernels_for(format)
+        .into_iter()
+        .filter(|k| settings.kernels.contains(k))
+        .collect()
+}
+
+/// `--isa NAME` of `ninfer bench` and the report example: a path this CPU runs
+/// ([`Isa::from_name`]), else an error that lists the names or the paths available here.
+pub fn parse_isa(name: &str) -> Result<Isa, String> {
+    let names = || Isa::ALL.map(Isa::name).join(", ");
+    let isa =
+        Isa::from_name(name.trim()).ok_or_else(|| format!("--isa: `{name}` is not one of {}", names()))?;
+    if !isa.is_available() {
+        let here: Vec<&str> = Isa::available().into_iter().map(Isa::name).collect();
+        return Err(format!(
+            "--isa: {} is not available on this CPU (available: {})",
+            isa.name(),
+            here.join(", ")
+        ));
+    }
+    Ok(isa)
+}
+
+/// `--formats A,B`: registered format names the report measures (every format but I32), in the
+/// order given, each once.
+pub fn parse_formats(list: &str) -> Result<Vec<Format>, String> {
+    let mut v = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let f = Format::from_name(name).map_err(|_| {
+            format!(
+                "--formats: `{name}` is not a format name (one of {})",
+                FORMATS.map(Format::name).join(", ")
+            )
+        })?;
+        if !FORMATS.contains(&f) {
+            return Err(format!("--formats: {name} has no kernel the report measures"));
+        }
+        if !v.contains(&f) {
+            v.push(f);
+        }
+    }
+    Ok(v)
+}
+
+/// `--kernels A,B`: kernel names ([`Kernel::from_name`]: `gemv-f32`, `gemv-i8`, `dequant-f32`,
+/// `dequant-bf16`, `encode-f32`), each once.
+pub fn parse_kernels(list: &str) -> Result<Vec<Kernel>, String> {
+    let mut v = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let k = Kernel::from_name(name).ok_or_else(|| {
+            format!(
+                "--kernels: `{name}` is not one of {}",
+                Kernel::ALL.map(Kernel::name).join(", ")
+            )
+        })?;
+        if !v.contains(&k) {
+            v.push(k);
+        }
+    }
+    Ok(v)
+}
+
 /// A finished report.
 #[derive(Clone, Debug)]
 pub struct Report {
@@ -935,9 +1000,9 @@ impl fmt::Display for Report {
     }
 }
 
-/// The built-in report: the read bandwidth, then every kernel of [`kernels_for`] that
-/// `settings.kernels` lists, for each of `formats` at each `[n, k]` of `shapes`. `each` sees
-/// the report and each new measurement as it is made (to print progressively).
+/// The built-in report: the read bandwidth, then every kernel of [`selected_kernels`] for each
+/// of `formats` at each `[n, k]` of `shapes`. `each` sees the report and each new measurement
+/// as it is made (to print progressively).
 pub fn run_builtin(
     shapes: &[(usize, usize)],
     formats: &[Format],
@@ -948,10 +1013,7 @@ pub fn run_builtin(
     for &(n, k) in shapes {
         for &f in formats {
             let (desc, payload) = synthetic(f, n, k)?;
-            for kernel in kernels_for(f)
-                .into_iter()
-                .filter(|k| settings.kernels.contains(k))
-            {
+            for kernel in selected_kernels(f, settings) {
                 for m in report.measure(f.name(), &desc, &payload, kernel, settings)? {
                     each(&report, &m);
                     report.rows.push(m);
