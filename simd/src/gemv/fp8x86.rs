@@ -560,17 +560,21 @@ pub(crate) unsafe fn dequant_row_f16c<T: ChunkOut>(
     // Every product `w m` is then zero, a NaN or normal and at most 448 * 2^100 < 2^112 in
     // magnitude (the smallest nonzero E4M3FN magnitude is 2^-9), where Veltkamp's split rounds
     // as `f32_to_bf16_rne` does (`ChunkOut::words16_split`).
-    if m == 0.0 || (TWO_M117..=TWO_P100).contains(&m.abs()) {
+    if split_rounds(m) {
         row_blocks(cpu, F16cBlock::<true> { m8, mv }, w, row, c0, out);
     } else {
         row_blocks(cpu, F16cBlock::<false> { m8, mv }, w, row, c0, out);
     }
 }
 
-/// `2^-117` and `2^100`: the BF16 multipliers of [`dequant_row_f16c`]'s rows whose products
-/// Veltkamp's split rounds (`ChunkOut::words16_split`), zero aside.
-const TWO_M117: f32 = f32::from_bits((127 - 117) << 23);
-const TWO_P100: f32 = f32::from_bits((127 + 100) << 23);
+/// Whether a row with BF16 multiplier `m` rounds its BF16 words by Veltkamp's split
+/// (`ChunkOut::words16_split`): `m` is zero or of magnitude `2^-117 ..= 2^100`, the range in
+/// which the split was checked on every product (`dequant::tests`).
+pub(crate) fn split_rounds(m: f32) -> bool {
+    const TWO_M117: f32 = f32::from_bits((127 - 117) << 23);
+    const TWO_P100: f32 = f32::from_bits((127 + 100) << 23);
+    m == 0.0 || (TWO_M117..=TWO_P100).contains(&m.abs())
+}
 
 /// How a row dequantizer decodes 32 FP8 codes (a trait, not a closure: a closure is not
 /// inlined into the `target_feature` context).
