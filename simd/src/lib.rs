@@ -215,6 +215,8 @@ mod isa;
 #[cfg(target_arch = "x86_64")]
 mod prefetch;
 pub mod report;
+#[cfg(target_arch = "x86_64")]
+mod runs;
 mod threads;
 mod weights;
 pub mod whitelist;
