@@ -88,6 +88,10 @@
 //! turns it into a shift, on ports 0/1 with the conversions and FMAs; hiding the control from it
 //! measured slower, Q4 14.3 -> 14.0).
 //!
+//! Where the CPU has GFNI (not part of x86-64-v3; detected per call), Q5 and Q6 take
+//! [`rows_v3_gfni`]: the same kernel with each code byte made by two affine bit transforms and an
+//! OR ([`decode_top_block_gfni`], session 30), bit-identical.
+//!
 //! On AVX2 (16 vector registers) two streams for FP32, four for BF16, one for the row-split
 //! kernels (one thread, 8192x8192 from memory, G weights/s, one stream -> two: W8 8.1 -> 9.4,
 //! BF16 5.5 -> 6.0, FP32 4.1 -> 5.2; Q4 12.4 -> 11.9, slower; BF16 two -> four, two
@@ -519,6 +523,16 @@ pub(crate) fn rows_v3(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
 /// for W8 and FP32 (AVX2 has half the vector registers; see the module docs).
 #[inline(always)]
 fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
+    rows_v3_route::<KIND, NB, false>(s, job)
+}
+
+/// [`rows_v3_impl`], with the Q5/Q6 code bytes decoded by GFNI affine transforms where `GFNI`
+/// ([`rows_v3_gfni`]).
+#[inline(always)]
+fn rows_v3_route<const KIND: u8, const NB: usize, const GFNI: bool>(
+    s: pulp::x86::V3,
+    job: F32Job<'_, '_, '_>,
+) {
     let F32Job {
         w,
         xs,
@@ -541,9 +555,9 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
     if KIND < BF16 {
         // The chain count is a constant of each kernel (see `split_chains_v3`).
         if split_chains_v3(grouped(KIND), w.k()) == 1 {
-            split_rows_v3::<KIND, NB, 1>(s, &w, xs, nb, (r0, r1), ys);
+            split_rows_v3::<KIND, NB, 1, GFNI>(s, &w, xs, nb, (r0, r1), ys);
         } else {
-            split_rows_v3::<KIND, NB, SPLIT_CHAINS>(s, &w, xs, nb, (r0, r1), ys);
+            split_rows_v3::<KIND, NB, SPLIT_CHAINS, GFNI>(s, &w, xs, nb, (r0, r1), ys);
         }
         return;
     }
@@ -565,7 +579,7 @@ fn rows_v3_impl<const KIND: u8, const NB: usize>(s: pulp::x86::V3, job: F32Job<'
 /// The row-split rows `r0..r1` of [`rows_v3_impl`] with `CH` sum chains per group: with one
 /// batch row, two weight rows per pass where [`split_streams_v3`] says so.
 #[inline(always)]
-fn split_rows_v3<const KIND: u8, const NB: usize, const CH: usize>(
+fn split_rows_v3<const KIND: u8, const NB: usize, const CH: usize, const GFNI: bool>(
     s: pulp::x86::V3,
     w: &Weights<'_>,
     xs: &[f32],
@@ -585,14 +599,14 @@ fn split_rows_v3<const KIND: u8, const NB: usize, const CH: usize>(
         let q = (r1 - r0) / PAIR;
         for i in 0..q {
             let rows = stream_rows::<PAIR>(r0, q, i);
-            let y = pass_v3_split::<KIND, 1, PAIR, CH>(s, w, xs, 1, rows, &mut sc);
+            let y = pass_v3_split::<KIND, 1, PAIR, CH, GFNI>(s, w, xs, 1, rows, &mut sc);
             store_rows(ys, r0, rows, &y, 1);
         }
         row = r0 + PAIR * q;
     }
     let live = if NB <= 2 { NB } else { nb.min(NB) };
     while row < r1 {
-        let y = pass_v3_split::<KIND, NB, 1, CH>(s, w, xs, nb, [row], &mut sc);
+        let y = pass_v3_split::<KIND, NB, 1, CH, GFNI>(s, w, xs, nb, [row], &mut sc);
         store_rows(ys, r0, [row], &y, live);
         row += 1;
     }
@@ -810,11 +824,16 @@ fn decode_top_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i; 4] {
     }
 }
 
-/// Block `blk` (0..4) of [`decode_top_v3`] alone: the same bytes.
+/// Block `blk` (0..4) of [`decode_top_v3`] alone: the same bytes. With `GFNI` (only inside
+/// [`rows_v3_gfni`]), the Q5/Q6 bytes come from [`decode_top_block_gfni`].
 #[inline(always)]
-fn decode_top_block_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8], blk: usize) -> __m256i {
+fn decode_top_block_v3<const GFNI: bool>(s: pulp::x86::V3, g: Grouped, chunk: &[u8], blk: usize) -> __m256i {
     let (avx, avx2) = (s.avx, s.avx2);
     let v: __m256i = ld(&chunk[32 * (blk % 2)..]);
+    if GFNI && matches!(g, Grouped::Q5 | Grouped::Q6) {
+        // SAFETY: `GFNI` is only true inside `rows_v3_gfni`, whose caller guarantees GFNI.
+        return unsafe { decode_top_block_gfni(s, g, chunk, blk) };
+    }
     match g {
         Grouped::Q4 => {
             let m = avx._mm256_set1_epi8(0xf0u8 as i8);
@@ -855,6 +874,79 @@ fn decode_top_block_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8], blk: usize) -
             avx2._mm256_or_si256(nib, avx2._mm256_and_si256(hb, avx._mm256_set1_epi8(0xc0u8 as i8)))
         }
     }
+}
+
+/// The 8x8 bit matrix of a GFNI affine transform (`vgf2p8affineqb`, 64 bits per matrix) that
+/// sets bit `j` of each output byte to bit `from[j]` of the input byte, or to 0 where
+/// `from[j]` is negative: output bit `j` is the parity of the input byte AND matrix byte
+/// `7 - j`.
+const fn bit_matrix(from: [i8; 8]) -> i64 {
+    let mut m = [0u8; 8];
+    let mut j = 0;
+    while j < 8 {
+        if from[j] >= 0 {
+            m[7 - j] = 1 << from[j];
+        }
+        j += 1;
+    }
+    i64::from_le_bytes(m)
+}
+
+/// Q5 codes' low bits to bits 3..=6 of a byte: from the low nibble (positions `32 b + i` of
+/// blocks 0 and 1) and from the high nibble (blocks 2 and 3).
+const Q5_NIB: [i64; 2] = [
+    bit_matrix([-1, -1, -1, 0, 1, 2, 3, -1]),
+    bit_matrix([-1, -1, -1, 4, 5, 6, 7, -1]),
+];
+/// Q6 codes' low bits to bits 2..=5 of a byte, from the low and from the high nibble.
+const Q6_NIB: [i64; 2] = [
+    bit_matrix([-1, -1, 0, 1, 2, 3, -1, -1]),
+    bit_matrix([-1, -1, 4, 5, 6, 7, -1, -1]),
+];
+
+/// Bit `t` of each byte to bit 7, the rest zero (the Q5 sign of run `t`).
+const fn q5_sign(t: i8) -> i64 {
+    bit_matrix([-1, -1, -1, -1, -1, -1, -1, t])
+}
+
+/// Bits `2 p` and `2 p + 1` of each byte to bits 6 and 7, the rest zero (the Q6 top two bits
+/// of run `p`).
+const fn q6_top(p: i8) -> i64 {
+    bit_matrix([-1, -1, -1, -1, -1, -1, 2 * p, 2 * p + 1])
+}
+
+/// [`decode_top_block_v3`] for Q5 and Q6 with GFNI: each of the two parts of a byte, the low
+/// code bits from the nibble plane and the top bits from the high plane, is one affine
+/// transform (`vgf2p8affineqb`, a bit matrix per 64-bit lane) in place of a shift and a mask,
+/// so a block takes three operations instead of five. The same bytes (tested over every pair of
+/// plane bytes, `gfni_decode_gives_the_same_bytes`).
+///
+/// # Safety
+/// The CPU must have GFNI (and the `V3` features, which the token proves).
+#[inline(always)]
+unsafe fn decode_top_block_gfni(s: pulp::x86::V3, g: Grouped, chunk: &[u8], blk: usize) -> __m256i {
+    use core::arch::x86_64::_mm256_gf2p8affine_epi64_epi8 as affine;
+    let (avx, avx2) = (s.avx, s.avx2);
+    let v: __m256i = ld(&chunk[32 * (blk % 2)..]);
+    let (nib, top) = if g == Grouped::Q5 {
+        // The 16-byte high plane in both 128-bit lanes: run `2 blk` (low lane) and `2 blk + 1`
+        // (high lane), as in `decode_top_v3`.
+        let h: __m256i = avx2._mm256_broadcastsi128_si256(ld(&chunk[64..]));
+        let t = 2 * blk as i8;
+        let (lo, hi) = (q5_sign(t), q5_sign(t + 1));
+        (Q5_NIB[blk / 2], (h, avx._mm256_setr_epi64x(lo, lo, hi, hi)))
+    } else {
+        let h: __m256i = ld(&chunk[64..]);
+        (Q6_NIB[blk / 2], (h, avx._mm256_set1_epi64x(q6_top(blk as i8))))
+    };
+    // SAFETY: the caller guarantees GFNI; AVX is a `V3` feature.
+    let (n, t) = unsafe {
+        (
+            affine::<0>(v, avx._mm256_set1_epi64x(nib)),
+            affine::<0>(top.0, top.1),
+        )
+    };
+    avx2._mm256_or_si256(n, t)
 }
 
 /// Byte `j` (0..4) of each 32-bit lane of `u` moved to its byte 3, the other three zero: a
@@ -1171,7 +1263,7 @@ const _: () = assert!(SPLIT_CHAINS == 2);
 /// where the activations stay in L1) the L2-only prefetch was slower with one thread (3-7%)
 /// and for Q4 and W8 with two (10-15%), so those keep `prefetcht0`.
 #[inline(always)]
-fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize, const CH: usize>(
+fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize, const CH: usize, const GFNI: bool>(
     s: pulp::x86::V3,
     w: &Weights<'_>,
     xs: &[f32],
@@ -1209,7 +1301,7 @@ fn pass_v3_split<const KIND: u8, const NB: usize, const R: usize, const CH: usiz
                 let blk = bpg * h + bi;
                 // The rows of a pass take the block in turn, sharing its activation loads.
                 for (ar, &cv) in acc.iter_mut().zip(&cr) {
-                    let d = top_floats(s, decode_top_block_v3(s, g, cv, blk));
+                    let d = top_floats(s, decode_top_block_v3::<GFNI>(s, g, cv, blk));
                     for (b, a) in ar.iter_mut().enumerate() {
                         if !live(b) {
                             break;
@@ -1568,6 +1660,51 @@ impl pulp::WithSimd for FastV3<'_, '_, '_> {
     }
 }
 
+/// Whether an AVX2 call for these weights runs [`rows_v3_gfni`]: Q5 or Q6, on a CPU with GFNI.
+/// The dispatcher in `gemv` chooses it, so that this kernel's stack frame and [`rows_v3`]'s are
+/// never nested (in a debug build each is over a MiB).
+pub(crate) fn gfni_takes(w: &Weights<'_>) -> bool {
+    matches!(
+        w,
+        Weights::Grouped {
+            g: Grouped::Q5 | Grouped::Q6,
+            ..
+        }
+    ) && std::arch::is_x86_feature_detected!("gfni")
+}
+
+/// [`rows_v3`] for Q5 and Q6 with the code bytes decoded by GFNI affine transforms
+/// ([`decode_top_block_gfni`]): bit-identical to it (the same bytes, the same sums). Other
+/// weights are not taken ([`gfni_takes`]). GFNI is not part of x86-64-v3, so this is a route of its own: AVX2
+/// cores with GFNI include Intel's since Ice Lake and Alder Lake (client cores without AVX-512
+/// among them) and AMD's since Zen 4. Session 30's Xeon (family 6 model 167, KVM), `report --isa
+/// V3 --kernels gemv-f32`, G weights/s, medians of 3 alternations, without -> with: 8192x8192
+/// from memory, one / two threads, Q5 13.51 / 27.34 -> 14.37 / 28.84, Q6 12.89 / 25.89 -> 13.03
+/// / 26.12; 256x8192 cache-resident, one thread, Q5 14.53 -> 15.32, Q6 14.70 -> 15.28.
+///
+/// # Safety
+/// The CPU must have the `V3` features (the token proves them) and GFNI.
+#[target_feature(enable = "avx,avx2,fma,gfni,bmi1,bmi2,lzcnt,popcnt")]
+pub(crate) unsafe fn rows_v3_gfni(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
+    macro_rules! nb {
+        ($K:expr) => {
+            match job.nb {
+                1 => rows_v3_route::<$K, 1, true>(s, job),
+                2 => rows_v3_route::<$K, 2, true>(s, job),
+                3 | 4 => rows_v3_route::<$K, 4, true>(s, job),
+                _ => rows_v3_route::<$K, MAX_BATCH, true>(s, job),
+            }
+        };
+    }
+    match job.w {
+        Weights::Grouped { g: Grouped::Q5, .. } => nb!(1),
+        Weights::Grouped { g: Grouped::Q6, .. } => nb!(2),
+        // The dispatcher sends only Q5 and Q6 ([`gfni_takes`]); running `rows_v3` here would
+        // put its frame inside this one.
+        _ => debug_assert!(false, "rows_v3_gfni takes Q5 and Q6 only"),
+    }
+}
+
 /// Runs [`rows_v4`] inside the `V4` token's `target_feature` context.
 pub(crate) struct FastV4<'a, 'b, 'c>(pub(crate) pulp::x86::V4, pub(crate) F32Job<'a, 'b, 'c>);
 
@@ -1583,6 +1720,49 @@ impl pulp::WithSimd for FastV4<'_, '_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `decode_top_block_gfni` inside a function compiled with GFNI.
+    #[target_feature(enable = "avx,avx2,fma,gfni")]
+    unsafe fn gfni_block(s: pulp::x86::V3, g: Grouped, chunk: &[u8], blk: usize) -> [u8; 32] {
+        // SAFETY: the caller guarantees GFNI.
+        pulp::cast(unsafe { decode_top_block_gfni(s, g, chunk, blk) })
+    }
+
+    /// Every block of [`decode_top_block_v3`], by the shifts and masks and by GFNI, is the
+    /// block of [`decode_top_v3`] (which `top_floats_are_the_signed_codes_for_every_code`
+    /// checks against the core's codes), for Q5 and Q6 chunks whose nibble-plane bytes are all
+    /// `a` and high-plane bytes all `b`, over every pair `(a, b)`: each output byte depends on
+    /// one byte of each plane, its block and its 128-bit lane only.
+    #[test]
+    fn gfni_decode_gives_the_same_bytes() {
+        let Some(s) = pulp::x86::V3::try_new() else {
+            println!("SKIPPED: AVX2 decode_top_block_v3: this CPU has no AVX2+FMA");
+            return;
+        };
+        let gfni = std::arch::is_x86_feature_detected!("gfni");
+        if !gfni {
+            println!("SKIPPED: GFNI decode_top_block_gfni: this CPU has no GFNI");
+        }
+        for g in [Grouped::Q5, Grouped::Q6] {
+            let cb = 16 * g.bits() as usize;
+            for a in 0..=255u8 {
+                for b in 0..=255u8 {
+                    let chunk: Vec<u8> = (0..cb).map(|i| if i < 64 { a } else { b }).collect();
+                    let want: [[u8; 32]; 4] = pulp::cast(s.vectorize(|| decode_top_v3(s, g, &chunk)));
+                    for (blk, w) in want.iter().enumerate() {
+                        let plain: [u8; 32] =
+                            s.vectorize(|| pulp::cast(decode_top_block_v3::<false>(s, g, &chunk, blk)));
+                        assert_eq!(&plain, w, "{g:?} nibbles {a:#04x} high {b:#04x} block {blk}");
+                        if gfni {
+                            // SAFETY: GFNI was detected above; the token proves the V3 features.
+                            let got = unsafe { gfni_block(s, g, &chunk, blk) };
+                            assert_eq!(&got, w, "GFNI {g:?} nibbles {a:#04x} high {b:#04x} block {blk}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// `decode_top_v3` / `top_floats` (AVX2) and `decode_top_v4` / `top_floats_v4` (AVX-512)
     /// against the generic decoder (`grouped_codes`): vector `j`, lane `l` of block `b` is

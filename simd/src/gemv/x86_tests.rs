@@ -622,6 +622,18 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             });
             same(&got, &want, &format!("V3 F32 (per-group order) {ctx}"));
             meets(desc, p, &x, nb, &got, &want, false, &format!("V3 F32 {ctx}"));
+            // The dispatcher sends Q5/Q6 to the GFNI decode where the CPU has GFNI
+            // (`f32x86::gfni_takes`; `FastV3` above is the route without it).
+            let q5_q6 = matches!(desc.format(), Format::Q5G64F16S | Format::Q6G64F16S);
+            if q5_q6 && std::arch::is_x86_feature_detected!("gfni") {
+                // SAFETY: GFNI was detected just above; the token proves the V3 features.
+                let gfni = outputs(n, nb, |ys| unsafe {
+                    f32x86::rows_v3_gfni(s, fast(f32_op(w, &xs, nb, ys)))
+                });
+                same(&gfni, &want, &format!("V3 F32 GFNI decode {ctx}"));
+            } else if q5_q6 {
+                println!("SKIPPED: V3 F32 GFNI decode ({ctx}): this CPU has no GFNI");
+            }
         } else if desc.format() == Format::Bf16 {
             // The AVX2 BF16 kernel sums in its staged order (`f32x86::BF16_V3`): the generic
             // kernel on the decoded weights and the activations permuted into it.
