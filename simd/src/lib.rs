@@ -71,7 +71,7 @@
 //!
 //! One run-time dispatch per call ([`Isa::detect`]): AVX-512 (`pulp::x86::V4`, with VNNI for
 //! the I8 dots and AVX-512 BF16 for the BF16 output of the dequantizers where present), AVX2 + FMA (`pulp::x86::V3`, with AVX-VNNI for the
-//! row-split and NVFP4 `I8` dots and GFNI for the Q5/Q6 `F32` code decode where present),
+//! row-split and NVFP4 `I8` dots and GFNI for the Q5/Q6 code decode where present),
 //! NEON (aarch64), else scalar. The
 //! dequantize kernels and the `F32` GEMV are written once over `pulp::Simd` (`WithSimd`) and
 //! monomorphised per token; the `I8` integer dots are per-ISA intrinsics behind one small trait
@@ -163,8 +163,10 @@
 //! - on AVX2 cores with AVX-VNNI the `I8` dots take the VEX `vpdpbusd` (row-split: one per
 //!   block; NVFP4: two per half chunk and one `hadd_epi32`): the same integers, L2 +1-5%;
 //! - on AVX2 cores with GFNI the Q5/Q6 `F32` kernel builds each code byte from its two planes
-//!   by two affine bit transforms and an OR (three operations per 32 codes instead of five):
-//!   the same bytes (session 30, Xeon, from memory, two threads: Q5 27.3 -> 28.8 G weights/s);
+//!   by two affine bit transforms and an OR (three operations per 32 codes instead of five),
+//!   and the `I8` kernel its offset codes likewise (12 operations per Q5 chunk instead of 19):
+//!   the same bytes (session 30, Xeon, from memory, two threads, G weights/s: Q5 `F32` 27.3 ->
+//!   28.8, Q5 `I8` 40.0 -> 43.5);
 //! - the AVX2 and AVX-512 row-split `F32` passes take their chunks from runs bounds checked
 //!   once per pass (`simd/src/runs.rs`), not per chunk (session 30, Xeon: Q4 +9%, Q5/Q6 +6%);
 //! - E2M1/E4M3FN words are decoded without a subnormal operand ever reaching the FPU (an x86

@@ -110,7 +110,9 @@ use core::arch::x86_64::{__m128i, __m256, __m256i, __m512, __m512i};
 use ninfer_core::registry::Grouped;
 use pulp::Simd;
 
-use super::i8x86::{amd_cores, decode_v4, grouped, row_scales, row_scales_span, row_scales_times};
+use super::i8x86::{
+    amd_cores, bit_matrix, decode_v4, grouped, row_scales, row_scales_span, row_scales_times,
+};
 use super::{store_rows, stream_rows};
 use crate::dequant::ChunkOut;
 use crate::runs::Runs;
@@ -874,22 +876,6 @@ fn decode_top_block_v3<const GFNI: bool>(s: pulp::x86::V3, g: Grouped, chunk: &[
             avx2._mm256_or_si256(nib, avx2._mm256_and_si256(hb, avx._mm256_set1_epi8(0xc0u8 as i8)))
         }
     }
-}
-
-/// The 8x8 bit matrix of a GFNI affine transform (`vgf2p8affineqb`, 64 bits per matrix) that
-/// sets bit `j` of each output byte to bit `from[j]` of the input byte, or to 0 where
-/// `from[j]` is negative: output bit `j` is the parity of the input byte AND matrix byte
-/// `7 - j`.
-const fn bit_matrix(from: [i8; 8]) -> i64 {
-    let mut m = [0u8; 8];
-    let mut j = 0;
-    while j < 8 {
-        if from[j] >= 0 {
-            m[7 - j] = 1 << from[j];
-        }
-        j += 1;
-    }
-    i64::from_le_bytes(m)
 }
 
 /// Q5 codes' low bits to bits 3..=6 of a byte: from the low nibble (positions `32 b + i` of

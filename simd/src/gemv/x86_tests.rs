@@ -672,6 +672,41 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
                 i8x86::rows_v3_streams::<{ i8x86::V3_STREAMS_FAR }>(s, i8_job(w, &act, nb, ys))
             });
             same(&far, &want, &format!("V3 I8 maddubs form, far streams {ctx}"));
+            // The GFNI decode (`i8x86::gfni_takes`: Q5/Q6 where the CPU has GFNI), both dot
+            // forms, every stream count.
+            let q5_q6 = matches!(desc.format(), Format::Q5G64F16S | Format::Q6G64F16S);
+            if q5_q6 && std::arch::is_x86_feature_detected!("gfni") {
+                // SAFETY: GFNI was detected just above; the token proves the V3 features.
+                let gfni = outputs(n, nb, |ys| unsafe {
+                    i8x86::rows_v3_gfni::<{ i8x86::V3_STREAMS }>(s, i8_job(w, &act, nb, ys))
+                });
+                same(&gfni, &want, &format!("V3 I8 GFNI decode {ctx}"));
+                // SAFETY: as above.
+                let gfni = outputs(n, nb, |ys| unsafe {
+                    i8x86::rows_v3_gfni::<{ i8x86::V3_STREAMS_FAR }>(s, i8_job(w, &act, nb, ys))
+                });
+                same(&gfni, &want, &format!("V3 I8 GFNI decode, far streams {ctx}"));
+                if std::arch::is_x86_feature_detected!("avxvnni") {
+                    for r in [1, 2] {
+                        // SAFETY: GFNI and AVX-VNNI were detected just above; the token proves
+                        // the V3 features.
+                        let both = outputs(n, nb, |ys| unsafe {
+                            if r == 1 {
+                                i8x86::rows_v3_vnni_gfni::<1>(s, i8_job(w, &act, nb, ys))
+                            } else {
+                                i8x86::rows_v3_vnni_gfni::<{ i8x86::V3_STREAMS }>(s, i8_job(w, &act, nb, ys))
+                            }
+                        });
+                        same(
+                            &both,
+                            &want,
+                            &format!("V3 AVX-VNNI I8 GFNI decode, {r} stream(s) {ctx}"),
+                        );
+                    }
+                }
+            } else if q5_q6 {
+                println!("SKIPPED: V3 I8 GFNI decode ({ctx}): this CPU has no GFNI");
+            }
             if std::arch::is_x86_feature_detected!("avxvnni") {
                 // SAFETY: AVX-VNNI was detected just above; the token proves the V3 features.
                 let vnni = outputs(n, nb, |ys| unsafe {
