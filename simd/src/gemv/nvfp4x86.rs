@@ -165,6 +165,7 @@ use super::i8x86::amd_cores;
 use super::{store_rows, stream_rows};
 use crate::dequant::ChunkOut;
 use crate::prefetch;
+use crate::runs::Runs;
 use crate::weights::{Post, Weights, CHUNK};
 
 /// The code offset of the `I8` fast path: `u = 2 e2m1 + OFFSET` is unsigned (`gemv::run`
@@ -319,6 +320,15 @@ fn chunk_scales(sr: &[u8], c: usize) -> [u8; 8] {
         .get(at + 512..at + 516)
         .map_or(0, |v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
     (lo as u64 | (hi as u64) << 32).to_le_bytes()
+}
+
+/// The 8 block-scale bytes of a chunk from its two 4-byte words (as [`chunk_scales`] reads
+/// them).
+#[inline(always)]
+fn scale_words(lo: &[u8], hi: &[u8]) -> [u8; 8] {
+    let lo: [u8; 4] = lo.try_into().unwrap_or([0; 4]);
+    let hi: [u8; 4] = hi.try_into().unwrap_or([0; 4]);
+    (u32::from_le_bytes(lo) as u64 | (u32::from_le_bytes(hi) as u64) << 32).to_le_bytes()
 }
 
 /// Software prefetch of the code bytes [`PF`] ahead (rows are contiguous, so this runs into
@@ -691,6 +701,13 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const AMD: bool, const NB: usi
     let post = Post::Div(d);
     let mut pad = [0u8; 64];
     let mut acc = [[avx._mm256_setzero_ps(); NB]; R];
+    // Per batch row its staged activation codes, sub-block steps and corrections, checked once.
+    let (mut xr, mut dr, mut kr) = ([Runs::EMPTY; NB], [Runs::EMPTY; NB], [Runs::EMPTY; NB]);
+    for b in 0..nb {
+        xr[b] = Runs::new(xsplit, b * chunks, 1, chunks);
+        dr[b] = Runs::new(dtot, b * chunks, 1, chunks);
+        kr[b] = Runs::new(corr, b * chunks, 1, chunks);
+    }
     let mut rc: [&[u8]; R] = [&[]; R];
     let mut sr: [&[u8]; R] = [&[]; R];
     let mut bp = [core::ptr::null::<u8>(); R];
@@ -714,10 +731,10 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const AMD: bool, const NB: usi
                 uo[h] = avx2._mm256_shuffle_epi8(tbl, hi);
             }
             for (b, a) in acc[r].iter_mut().enumerate().take(nb) {
-                let i = b * chunks + c;
+                let (xb, db, cb) = (xr[b].get(c), dr[b].get(c), kr[b].get(c));
                 // Even positions of halves 0, 1, then odd positions of halves 0, 1.
-                let xv: [__m256i; 4] = pulp::cast(xsplit[i]);
-                let sd = avx._mm256_mul_ps(sv, pulp::cast(dtot[i]));
+                let xv: [__m256i; 4] = pulp::cast(xb[0]);
+                let sd = avx._mm256_mul_ps(sv, pulp::cast(db[0]));
                 let m = if VNNI {
                     // Two `vpdpbusd` per half: lane l of half h is exactly the sum over its
                     // 8-position lane l; `hadd_epi32` of the halves puts the sub-block totals in
@@ -744,7 +761,7 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const AMD: bool, const NB: usi
                     }
                     avx2._mm256_madd_epi16(avx2._mm256_hadd_epi16(p[0], p[1]), ones)
                 };
-                let m = avx2._mm256_add_epi32(m, pulp::cast(corr[i]));
+                let m = avx2._mm256_add_epi32(m, pulp::cast(cb[0]));
                 *a = fma._mm256_fmadd_ps(avx._mm256_cvtepi32_ps(m), sd, *a);
             }
         }};
@@ -760,7 +777,26 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const AMD: bool, const NB: usi
     // `pad` is a `memcpy` call, and around it the compiler kept vector registers on the stack
     // on every chunk (see the module docs).
     let whole = (row_bytes / 64).min(chunks);
-    for c in 0..whole {
+    // Of those, the chunks whose two scale words lie inside every row's scale span take their
+    // bytes from runs checked once here ([`Runs`]).
+    let mut fast = whole;
+    for srr in &sr {
+        fast = fast.min(Runs::<u8>::fitting(srr.len(), 512, 1024, 4));
+    }
+    let (mut cw, mut lo, mut hi) = ([Runs::EMPTY; R], [Runs::EMPTY; R], [Runs::EMPTY; R]);
+    for r in 0..R {
+        cw[r] = Runs::new(rc[r], 0, 64, fast);
+        lo[r] = Runs::strided(sr[r], 0, 1024, 4, fast);
+        hi[r] = Runs::strided(sr[r], 512, 1024, 4, fast);
+    }
+    for c in 0..fast {
+        for r in 0..R {
+            pf(c, r);
+            let bytes = cw[r].get(c).try_into().unwrap_or(&[0; 64]);
+            step!(c, r, bytes, scale_words(lo[r].get(c), hi[r].get(c)));
+        }
+    }
+    for c in fast..whole {
         for r in 0..R {
             pf(c, r);
             let bytes = rc[r]
@@ -1000,54 +1036,89 @@ fn f32_rows_v3_nb<const F16C: bool, const AMD: bool, const NB: usize>(
     let mut pad = [0u8; 64];
     let spf = scale_prefetch(AMD);
     let l2 = codes_l2_only(AMD, kc);
+    let mut xr = [Runs::EMPTY; NB];
+    for (b, r) in xr.iter_mut().enumerate().take(nb) {
+        *r = Runs::new(&xp, b * chunks, 1, chunks);
+    }
     for row in r0..r1 {
         let mut acc = [[avx._mm256_setzero_ps(); 2]; NB];
         let (rc, sr) = row_slices(codes, scales, row, row_bytes, nkt);
         let bp = band_share(scales, row, nkt);
-        for c in 0..chunks {
+        // One chunk `c`: its code bytes and block-scale bytes (a macro, not a closure: a
+        // closure does not inherit the kernel's target features).
+        macro_rules! step {
+            ($c:expr, $bytes:expr, $sbytes:expr) => {{
+                let (c, bytes, sbytes): (usize, &[u8; 64], [u8; 8]) = ($c, $bytes, $sbytes);
+                // The scales times 2^-8 and the codes below times 2^24: the sums run 2^16 above
+                // `sum 2 e2m1 x s` (see `ROW_UNIT`).
+                let sv = if F16C {
+                    scales_lo_f16c(s, sbytes)
+                } else {
+                    scales_lo_v3(s, sbytes)
+                };
+                let hv: [__m256i; 2] = pulp::cast(*bytes);
+                for h in 0..2 {
+                    // `2 e2m1` of the even (low nibble) and odd (high nibble) positions as bytes.
+                    let q = [
+                        avx2._mm256_shuffle_epi8(tbl, avx2._mm256_and_si256(hv[h], m0f)),
+                        avx2._mm256_shuffle_epi8(
+                            tbl,
+                            avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(hv[h]), m0f),
+                        ),
+                    ];
+                    let mut ev = [avx._mm256_setzero_ps(); 8];
+                    for p in 0..2 {
+                        // Byte t of each 32-bit lane moved to its top byte (the rest zero) and
+                        // converted: `2 e2m1 * 2^24`, exact.
+                        let f = top_bytes_v3(s, q[p]);
+                        for t in 0..4 {
+                            ev[4 * p + t] = avx._mm256_cvtepi32_ps(f[t]);
+                        }
+                    }
+                    let sl = avx2._mm256_permutevar8x32_ps(sv, idx[h]);
+                    for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                        let xr: &[f32; 64] = xr[b].get(c)[0][64 * h..64 * h + 64]
+                            .try_into()
+                            .unwrap_or(&[0.0; 64]);
+                        let xv: [__m256; 8] = pulp::cast(*xr);
+                        let mut blk = [
+                            avx._mm256_mul_ps(ev[0], xv[0]),
+                            avx._mm256_mul_ps(ev[1], xv[1]),
+                        ];
+                        for j in 2..8 {
+                            blk[j % 2] = fma._mm256_fmadd_ps(ev[j], xv[j], blk[j % 2]);
+                        }
+                        a[0] = fma._mm256_fmadd_ps(blk[0], sl, a[0]);
+                        a[1] = fma._mm256_fmadd_ps(blk[1], sl, a[1]);
+                    }
+                }
+            }};
+        }
+        // The chunks whose code bytes and both scale words lie inside the row take them from
+        // runs checked once here ([`Runs`]); the rest (a partial last chunk, scales past the
+        // physical plane) through [`chunk_of`].
+        let fast = (row_bytes / 64)
+            .min(chunks)
+            .min(Runs::<u8>::fitting(sr.len(), 512, 1024, 4));
+        let (cw, lo, hi) = (
+            Runs::new(rc, 0, 64, fast),
+            Runs::strided(sr, 0, 1024, 4, fast),
+            Runs::strided(sr, 512, 1024, 4, fast),
+        );
+        for c in 0..fast {
+            ahead::<PF_S_F32>(rc, sr, c, spf, l2);
+            band_ahead(bp, c);
+            step!(
+                c,
+                cw.get(c).try_into().unwrap_or(&[0; 64]),
+                scale_words(lo.get(c), hi.get(c))
+            );
+        }
+        for c in fast..chunks {
             ahead::<PF_S_F32>(rc, sr, c, spf, l2);
             band_ahead(bp, c);
             let (bytes, sbytes) = chunk_of(rc, sr, c, &mut pad);
-            // The scales times 2^-8 and the codes below times 2^24: the sums run 2^16 above
-            // `sum 2 e2m1 x s` (see `ROW_UNIT`).
-            let sv = if F16C {
-                scales_lo_f16c(s, sbytes)
-            } else {
-                scales_lo_v3(s, sbytes)
-            };
-            let hv: [__m256i; 2] = pulp::cast(*bytes);
-            for h in 0..2 {
-                // `2 e2m1` of the even (low nibble) and odd (high nibble) positions as bytes.
-                let q = [
-                    avx2._mm256_shuffle_epi8(tbl, avx2._mm256_and_si256(hv[h], m0f)),
-                    avx2._mm256_shuffle_epi8(
-                        tbl,
-                        avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(hv[h]), m0f),
-                    ),
-                ];
-                let mut ev = [avx._mm256_setzero_ps(); 8];
-                for p in 0..2 {
-                    // Byte t of each 32-bit lane moved to its top byte (the rest zero) and
-                    // converted: `2 e2m1 * 2^24`, exact.
-                    let f = top_bytes_v3(s, q[p]);
-                    for t in 0..4 {
-                        ev[4 * p + t] = avx._mm256_cvtepi32_ps(f[t]);
-                    }
-                }
-                let sl = avx2._mm256_permutevar8x32_ps(sv, idx[h]);
-                for (b, a) in acc.iter_mut().enumerate().take(nb) {
-                    let xr: &[f32; 64] = xp[b * chunks + c][64 * h..64 * h + 64]
-                        .try_into()
-                        .unwrap_or(&[0.0; 64]);
-                    let xv: [__m256; 8] = pulp::cast(*xr);
-                    let mut blk = [avx._mm256_mul_ps(ev[0], xv[0]), avx._mm256_mul_ps(ev[1], xv[1])];
-                    for j in 2..8 {
-                        blk[j % 2] = fma._mm256_fmadd_ps(ev[j], xv[j], blk[j % 2]);
-                    }
-                    a[0] = fma._mm256_fmadd_ps(blk[0], sl, a[0]);
-                    a[1] = fma._mm256_fmadd_ps(blk[1], sl, a[1]);
-                }
-            }
+            step!(c, bytes, sbytes);
         }
         for (b, a) in acc.iter().enumerate().take(nb) {
             let t = tree8(pulp::cast(avx._mm256_add_ps(a[0], a[1])));
