@@ -18,7 +18,8 @@
 //! `F32` from memory 12.99 / 25.90 -> 13.34 / 26.94, cache-resident 16.00 -> 16.41.
 //!
 //! [`Runs::get`] still asserts `i < n`; in a loop `for c in 0..n` over the same `n` the
-//! compiler removes that test, and outside one it keeps the access safe.
+//! compiler removes that test, and outside one it keeps the access safe. `.ci/run` runs this
+//! module's tests under Miri.
 
 use core::marker::PhantomData;
 
