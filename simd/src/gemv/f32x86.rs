@@ -830,12 +830,12 @@ fn decode_top_v3(s: pulp::x86::V3, g: Grouped, chunk: &[u8]) -> [__m256i; 4] {
 /// [`rows_v3_gfni`]), the Q5/Q6 bytes come from [`decode_top_block_gfni`].
 #[inline(always)]
 fn decode_top_block_v3<const GFNI: bool>(s: pulp::x86::V3, g: Grouped, chunk: &[u8], blk: usize) -> __m256i {
-    let (avx, avx2) = (s.avx, s.avx2);
-    let v: __m256i = ld(&chunk[32 * (blk % 2)..]);
     if GFNI && matches!(g, Grouped::Q5 | Grouped::Q6) {
         // SAFETY: `GFNI` is only true inside `rows_v3_gfni`, whose caller guarantees GFNI.
         return unsafe { decode_top_block_gfni(s, g, chunk, blk) };
     }
+    let (avx, avx2) = (s.avx, s.avx2);
+    let v: __m256i = ld(&chunk[32 * (blk % 2)..]);
     match g {
         Grouped::Q4 => {
             let m = avx._mm256_set1_epi8(0xf0u8 as i8);
@@ -1646,22 +1646,11 @@ impl pulp::WithSimd for FastV3<'_, '_, '_> {
     }
 }
 
-/// Whether an AVX2 call for these weights runs [`rows_v3_gfni`]: Q5 or Q6, on a CPU with GFNI.
-/// The dispatcher in `gemv` chooses it, so that this kernel's stack frame and [`rows_v3`]'s are
-/// never nested (in a debug build each is over a MiB).
-pub(crate) fn gfni_takes(w: &Weights<'_>) -> bool {
-    matches!(
-        w,
-        Weights::Grouped {
-            g: Grouped::Q5 | Grouped::Q6,
-            ..
-        }
-    ) && std::arch::is_x86_feature_detected!("gfni")
-}
-
 /// [`rows_v3`] for Q5 and Q6 with the code bytes decoded by GFNI affine transforms
 /// ([`decode_top_block_gfni`]): bit-identical to it (the same bytes, the same sums). Other
-/// weights are not taken ([`gfni_takes`]). GFNI is not part of x86-64-v3, so this is a route of its own: AVX2
+/// weights are not taken ([`super::i8x86::gfni_takes`]; the dispatcher in `gemv` chooses this
+/// kernel, so that its stack frame and [`rows_v3`]'s are never nested: in a debug build each is
+/// over a MiB). GFNI is not part of x86-64-v3, so this is a route of its own: AVX2
 /// cores with GFNI include Intel's since Ice Lake and Alder Lake (client cores without AVX-512
 /// among them) and AMD's since Zen 4. Session 30's Xeon (family 6 model 167, KVM), `report --isa
 /// V3 --kernels gemv-f32`, G weights/s, medians of 3 alternations, without -> with: 8192x8192
@@ -1685,7 +1674,7 @@ pub(crate) unsafe fn rows_v3_gfni(s: pulp::x86::V3, job: F32Job<'_, '_, '_>) {
     match job.w {
         Weights::Grouped { g: Grouped::Q5, .. } => nb!(1),
         Weights::Grouped { g: Grouped::Q6, .. } => nb!(2),
-        // The dispatcher sends only Q5 and Q6 ([`gfni_takes`]); running `rows_v3` here would
+        // The dispatcher sends only Q5 and Q6 (`i8x86::gfni_takes`); running `rows_v3` here would
         // put its frame inside this one.
         _ => debug_assert!(false, "rows_v3_gfni takes Q5 and Q6 only"),
     }

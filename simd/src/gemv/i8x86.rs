@@ -612,8 +612,8 @@ fn rows_v3_by_gfni<const VNNI: bool, const R: usize>(s: pulp::x86::V3, job: I8Jo
     }
 }
 
-/// Whether the AVX2 `I8` rows for these weights take the GFNI decode ([`rows_v3_gfni`],
-/// [`rows_v3_vnni_gfni`]): Q5 or Q6, on a CPU with GFNI.
+/// Whether the AVX2 kernels for these weights take the GFNI decode: Q5 or Q6, on a CPU with
+/// GFNI. `I8`: [`rows_v3_gfni`], [`rows_v3_vnni_gfni`]; `F32`: `f32x86::rows_v3_gfni`.
 pub(crate) fn gfni_takes(w: &Weights<'_>) -> bool {
     matches!(
         w,

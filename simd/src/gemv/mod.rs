@@ -203,14 +203,14 @@ fn run_f32(token: Token, op: f32::GemvF32Op<'_, '_, '_>) {
     let w = op.w;
     match token {
         #[cfg(target_arch = "x86_64")]
-        Token::V3(s) if f32x86::takes(&w) && f32x86::gfni_takes(&w) => {
+        Token::V3(s) if f32x86::takes(&w) && i8x86::gfni_takes(&w) => {
             // SAFETY: `gfni_takes` detected GFNI; the token proves the V3 features.
             unsafe { f32x86::rows_v3_gfni(s, fast(op)) }
         }
         #[cfg(target_arch = "x86_64")]
         Token::V3(s) if f32x86::takes(&w) => pulp::Simd::vectorize(s, f32x86::FastV3(s, fast(op))),
         #[cfg(target_arch = "x86_64")]
-        Token::V4(s, _) if f32x86::takes(&w) && f32x86::v3_rows_on_v4(&w) && f32x86::gfni_takes(&w) => {
+        Token::V4(s, _) if f32x86::takes(&w) && f32x86::v3_rows_on_v4(&w) && i8x86::gfni_takes(&w) => {
             // SAFETY: as above (the V4 token proves the V3 features too).
             unsafe { f32x86::rows_v3_gfni(*s, fast(op)) }
         }

@@ -308,28 +308,70 @@ fn chunk_of<'p>(rc: &'p [u8], sr: &[u8], c: usize, pad: &'p mut [u8; 64]) -> (&'
     (pad, sb)
 }
 
+/// A chunk's two 4-byte scale words in a row span from [`row_slices`]: chunk `c`'s low word at
+/// `SCALE_STRIDE c`, its high word `SCALE_HI` after it.
+const SCALE_STRIDE: usize = 1024;
+/// See [`SCALE_STRIDE`].
+const SCALE_HI: usize = 512;
+
 /// The 8 block-scale bytes of chunk `c` of a row span from [`row_slices`] (0 beyond the
 /// physical scales).
 #[inline(always)]
 fn chunk_scales(sr: &[u8], c: usize) -> [u8; 8] {
-    let at = 1024 * c;
-    let lo = sr
-        .get(at..at + 4)
-        .map_or(0, |v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
-    let hi = sr
-        .get(at + 512..at + 516)
-        .map_or(0, |v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]));
-    (lo as u64 | (hi as u64) << 32).to_le_bytes()
+    let (lo, hi) = (SCALE_STRIDE * c, SCALE_STRIDE * c + SCALE_HI);
+    scale_words(
+        sr.get(lo..lo + 4).unwrap_or(&[]),
+        sr.get(hi..hi + 4).unwrap_or(&[]),
+    )
 }
 
-/// The 8 block-scale bytes of a chunk from its two 4-byte words (as [`chunk_scales`] reads
-/// them).
+/// The 8 block-scale bytes of a chunk from its low and high 4-byte words (a word of another
+/// length reads 0).
 #[inline(always)]
 fn scale_words(lo: &[u8], hi: &[u8]) -> [u8; 8] {
     let lo: [u8; 4] = lo.try_into().unwrap_or([0; 4]);
     let hi: [u8; 4] = hi.try_into().unwrap_or([0; 4]);
     (u32::from_le_bytes(lo) as u64 | (u32::from_le_bytes(hi) as u64) << 32).to_le_bytes()
 }
+
+/// The first `n` chunks of a row from [`row_slices`] as [`Runs`], checked once when made: its
+/// code bytes and both scale words ([`SCALE_STRIDE`]). For the AVX2 kernels' chunk loops, whose
+/// other chunks (a partial last one, scales past the physical plane) take [`chunk_of`].
+#[derive(Clone, Copy)]
+struct RowRuns<'a> {
+    codes: Runs<'a, u8>,
+    lo: Runs<'a, u8>,
+    hi: Runs<'a, u8>,
+}
+
+impl<'a> RowRuns<'a> {
+    /// How many leading chunks of the row `(rc, sr)` have all their code bytes and both scale
+    /// words inside the spans, at most `limit`.
+    fn count(rc: &[u8], sr: &[u8], limit: usize) -> usize {
+        limit
+            .min(rc.len() / 64)
+            .min(Runs::<u8>::fitting(sr.len(), SCALE_HI, SCALE_STRIDE, 4))
+    }
+
+    /// The first `n` chunks (`n` at most [`RowRuns::count`]).
+    #[inline(always)]
+    fn new(rc: &'a [u8], sr: &'a [u8], n: usize) -> Self {
+        RowRuns {
+            codes: Runs::new(rc, 0, 64, n),
+            lo: Runs::strided(sr, 0, SCALE_STRIDE, 4, n),
+            hi: Runs::strided(sr, SCALE_HI, SCALE_STRIDE, 4, n),
+        }
+    }
+
+    /// Chunk `c`'s code bytes and block-scale bytes, as [`chunk_of`] gives them.
+    #[inline(always)]
+    fn chunk(&self, c: usize) -> (&'a [u8; 64], [u8; 8]) {
+        let bytes = self.codes.get(c).try_into().unwrap_or(&[0; 64]);
+        (bytes, scale_words(self.lo.get(c), self.hi.get(c)))
+    }
+}
+
+const _: () = assert!(SCALE_STRIDE == 2 * SCALE_HI);
 
 /// Software prefetch of the code bytes [`PF`] ahead (rows are contiguous, so this runs into
 /// the next rows; with `l2_only` into L2 only, [`ahead_codes`]) and, where `scales`, of the
@@ -447,8 +489,8 @@ fn band_ahead(bp: *const u8, c: usize) {
 /// AVX-512 `F32` 19.8 -> 21.9 / 40.0 -> 43.4, `I8` unchanged, 27.6 -> 27.7 / 53.8 -> 53.9).
 #[inline(always)]
 fn ahead_scales<const D: usize>(sr: &[u8], c: usize) {
-    prefetch::line(sr.as_ptr().wrapping_add(1024 * c + D));
-    prefetch::line(sr.as_ptr().wrapping_add(1024 * c + 512 + D));
+    prefetch::line(sr.as_ptr().wrapping_add(SCALE_STRIDE * c + D));
+    prefetch::line(sr.as_ptr().wrapping_add(SCALE_STRIDE * c + SCALE_HI + D));
 }
 
 /// The 8 block scales of a chunk as exact binary32 (AVX2; `V4` runs it too).
@@ -780,20 +822,18 @@ fn i8_pass_v3<const F16C: bool, const VNNI: bool, const AMD: bool, const NB: usi
     // Of those, the chunks whose two scale words lie inside every row's scale span take their
     // bytes from runs checked once here ([`Runs`]).
     let mut fast = whole;
-    for srr in &sr {
-        fast = fast.min(Runs::<u8>::fitting(srr.len(), 512, 1024, 4));
+    for (rcr, srr) in rc.iter().zip(&sr) {
+        fast = RowRuns::count(rcr, srr, fast);
     }
-    let (mut cw, mut lo, mut hi) = ([Runs::EMPTY; R], [Runs::EMPTY; R], [Runs::EMPTY; R]);
-    for r in 0..R {
-        cw[r] = Runs::new(rc[r], 0, 64, fast);
-        lo[r] = Runs::strided(sr[r], 0, 1024, 4, fast);
-        hi[r] = Runs::strided(sr[r], 512, 1024, 4, fast);
+    let mut runs = [RowRuns::new(&[], &[], 0); R];
+    for (run, (rcr, srr)) in runs.iter_mut().zip(rc.iter().zip(&sr)) {
+        *run = RowRuns::new(rcr, srr, fast);
     }
     for c in 0..fast {
-        for r in 0..R {
+        for (r, run) in runs.iter().enumerate() {
             pf(c, r);
-            let bytes = cw[r].get(c).try_into().unwrap_or(&[0; 64]);
-            step!(c, r, bytes, scale_words(lo[r].get(c), hi[r].get(c)));
+            let (bytes, sbytes) = run.chunk(c);
+            step!(c, r, bytes, sbytes);
         }
     }
     for c in fast..whole {
@@ -1077,10 +1117,10 @@ fn f32_rows_v3_nb<const F16C: bool, const AMD: bool, const NB: usize>(
                     }
                     let sl = avx2._mm256_permutevar8x32_ps(sv, idx[h]);
                     for (b, a) in acc.iter_mut().enumerate().take(nb) {
-                        let xr: &[f32; 64] = xr[b].get(c)[0][64 * h..64 * h + 64]
+                        let xh: &[f32; 64] = xr[b].get(c)[0][64 * h..64 * h + 64]
                             .try_into()
                             .unwrap_or(&[0.0; 64]);
-                        let xv: [__m256; 8] = pulp::cast(*xr);
+                        let xv: [__m256; 8] = pulp::cast(*xh);
                         let mut blk = [
                             avx._mm256_mul_ps(ev[0], xv[0]),
                             avx._mm256_mul_ps(ev[1], xv[1]),
@@ -1097,22 +1137,13 @@ fn f32_rows_v3_nb<const F16C: bool, const AMD: bool, const NB: usize>(
         // The chunks whose code bytes and both scale words lie inside the row take them from
         // runs checked once here ([`Runs`]); the rest (a partial last chunk, scales past the
         // physical plane) through [`chunk_of`].
-        let fast = (row_bytes / 64)
-            .min(chunks)
-            .min(Runs::<u8>::fitting(sr.len(), 512, 1024, 4));
-        let (cw, lo, hi) = (
-            Runs::new(rc, 0, 64, fast),
-            Runs::strided(sr, 0, 1024, 4, fast),
-            Runs::strided(sr, 512, 1024, 4, fast),
-        );
+        let fast = RowRuns::count(rc, sr, chunks);
+        let runs = RowRuns::new(rc, sr, fast);
         for c in 0..fast {
             ahead::<PF_S_F32>(rc, sr, c, spf, l2);
             band_ahead(bp, c);
-            step!(
-                c,
-                cw.get(c).try_into().unwrap_or(&[0; 64]),
-                scale_words(lo.get(c), hi.get(c))
-            );
+            let (bytes, sbytes) = runs.chunk(c);
+            step!(c, bytes, sbytes);
         }
         for c in fast..chunks {
             ahead::<PF_S_F32>(rc, sr, c, spf, l2);

@@ -623,7 +623,7 @@ fn grouped_parity(desc: &TensorDesc, p: &[u8], nb: usize, seed: u64) {
             same(&got, &want, &format!("V3 F32 (per-group order) {ctx}"));
             meets(desc, p, &x, nb, &got, &want, false, &format!("V3 F32 {ctx}"));
             // The dispatcher sends Q5/Q6 to the GFNI decode where the CPU has GFNI
-            // (`f32x86::gfni_takes`; `FastV3` above is the route without it).
+            // (`i8x86::gfni_takes`; `FastV3` above is the route without it).
             let q5_q6 = matches!(desc.format(), Format::Q5G64F16S | Format::Q6G64F16S);
             if q5_q6 && std::arch::is_x86_feature_detected!("gfni") {
                 // SAFETY: GFNI was detected just above; the token proves the V3 features.
